@@ -39,7 +39,7 @@ func TestSimulateDeterministic(t *testing.T) {
 func TestSimulateInvariants(t *testing.T) {
 	cfgs := []Config{
 		talk,
-		{Outage: 10 * time.Second},                                              // defaults, no capacity limit
+		{Outage: 10 * time.Second}, // defaults, no capacity limit
 		{Clients: 500, Capacity: 20, Start: 5 * time.Second, Seed: 7},            // overload only
 		{Clients: 300, Outage: time.Minute, Deadline: 20 * time.Second, Seed: 3}, // everyone gives up
 		{Clients: 1},
