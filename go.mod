@@ -1,6 +1,6 @@
 module github.com/iamretry/iamretry
 
-go 1.26
+go 1.26.0
 
 require (
 	cloud.google.com/go/iam v1.15.1

@@ -1,0 +1,74 @@
+package interceptor
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/iamretry/iamretry/codes"
+)
+
+// Attempt describes one failed attempt and what the Retrier decided about
+// it. Observers (WithObserver) receive one after every failed attempt.
+type Attempt struct {
+	// Method is the full gRPC method ("/google.iam.v1.IAMPolicy/GetIamPolicy"),
+	// or the operation's name for the policy updater.
+	Method string
+	// N is the attempt's number: 1 for the first attempt.
+	N int
+	// Err is the error the attempt failed with.
+	Err error
+	// Class is Err's retry class.
+	Class codes.Class
+	// Wait is the wait before the next attempt; 0 when none follows.
+	Wait time.Duration
+	// Elapsed is the time since the call's first failure (0 for the first
+	// attempt): the success path reads no clock, so the call's start is not
+	// known.
+	Elapsed time.Duration
+	// Retrying tells whether another attempt follows.
+	Retrying bool
+	// Reason says why the Retrier retries or stops.
+	Reason Reason
+}
+
+// Reason says why a Retrier retried a failed attempt or stopped.
+type Reason uint8
+
+const (
+	// Retry: the failure is retryable and the schedule allows another attempt.
+	Retry Reason = iota
+	// NotRetryable: the failure's class is not retried (Permanent, Conflict
+	// outside the updater, Propagation without the opt-in).
+	NotRetryable
+	// Unsafe: the method and request are not safe to send again.
+	Unsafe
+	// Disabled: the call passed Disable().
+	Disabled
+	// MaxAttempts: the call made as many attempts as WithMaxAttempts allows.
+	MaxAttempts
+	// DeadlineReached: the next wait would end after the retry deadline.
+	DeadlineReached
+	// ContextDeadline: the next wait would end after the context's deadline.
+	ContextDeadline
+	// ContextDone: the caller's context ended (during an attempt or a wait).
+	ContextDone
+)
+
+var reasonNames = [...]string{
+	Retry:           "retry",
+	NotRetryable:    "not retryable",
+	Unsafe:          "unsafe to retry",
+	Disabled:        "retries disabled for the call",
+	MaxAttempts:     "max attempts reached",
+	DeadlineReached: "retry deadline reached",
+	ContextDeadline: "context deadline too near",
+	ContextDone:     "context ended",
+}
+
+// String returns a short phrase for the reason, such as "unsafe to retry".
+func (r Reason) String() string {
+	if int(r) < len(reasonNames) {
+		return reasonNames[r]
+	}
+	return "Reason(" + strconv.Itoa(int(r)) + ")"
+}

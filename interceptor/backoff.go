@@ -1,0 +1,119 @@
+package interceptor
+
+import (
+	"math"
+	"time"
+)
+
+// maxDuration is the longest time.Duration; Delay never goes past it.
+const maxDuration = time.Duration(math.MaxInt64)
+
+// Jitter spreads a wait around its exponential base so that clients that
+// failed together do not retry together. It receives the truncated base of
+// retry n and a fresh uniform r in [0, 1) for that retry, and returns the
+// wait. Backoff.Delay clamps what a Jitter returns into [0, Backoff.Max], so
+// a Jitter needs no bounds checks of its own.
+type Jitter func(base time.Duration, r float64) time.Duration
+
+// AdditiveJitter returns the jitter of Google's IAM guidance: base plus a
+// random fraction of max (the guidance: a random fraction of a second, max =
+// 1 s, which is what DefaultBackoff uses). The result lies in
+// [base, base+max).
+func AdditiveJitter(max time.Duration) Jitter {
+	m := float64(max)
+	return func(base time.Duration, r float64) time.Duration {
+		add := time.Duration(r * m)
+		if add > maxDuration-base { // saturate instead of wrapping negative
+			return maxDuration
+		}
+		return base + add
+	}
+}
+
+// FullJitter waits a uniform time in (0, base]: the spread is widest, which
+// best breaks up a herd, but a retry can come almost at once.
+var FullJitter Jitter = func(base time.Duration, r float64) time.Duration {
+	return time.Duration((1 - r) * float64(base))
+}
+
+// EqualJitter waits base/2 plus a uniform time in (0, base/2]: never less than
+// half the base, half of it spread.
+var EqualJitter Jitter = func(base time.Duration, r float64) time.Duration {
+	half := float64(base) / 2
+	return time.Duration(half + (1-r)*half)
+}
+
+// NoJitter waits exactly the base. Clients that failed together retry
+// together: use it only where a single client retries (tests, scripts).
+var NoJitter Jitter = func(base time.Duration, _ float64) time.Duration {
+	return base
+}
+
+// defaultJitter is the documented jitter, built once.
+var defaultJitter = AdditiveJitter(time.Second)
+
+// Backoff is truncated exponential backoff with jitter. The wait before
+// retry n (n from 0) is
+//
+//	base(n) = min(Initial * Multiplier^n, Max)
+//	wait(n) = min(Jitter(base(n), r), Max)
+//
+// With DefaultBackoff this is the IAM guidance's min(2^n + random_fraction,
+// maximum_backoff) seconds.
+type Backoff struct {
+	// Initial is the base of the first retry's wait. It must be > 0.
+	Initial time.Duration
+	// Multiplier grows the base from one retry to the next. It must be >= 1.
+	Multiplier float64
+	// Max is the guidance's maximum_backoff: no wait is longer. It must be
+	// >= Initial.
+	Max time.Duration
+	// Jitter spreads each wait; nil means the documented one,
+	// AdditiveJitter(time.Second).
+	Jitter Jitter
+}
+
+// DefaultBackoff returns the IAM guidance's backoff: Initial 1 s,
+// Multiplier 2, Max 32 s (the guidance says 32 or 64), and a random fraction
+// of a second added to each wait.
+func DefaultBackoff() Backoff {
+	return Backoff{Initial: time.Second, Multiplier: 2, Max: 32 * time.Second, Jitter: defaultJitter}
+}
+
+// Delay returns the wait before retry n (n = 0 for the first retry) given a
+// uniform r in [0, 1). It is a pure function: the same n and r always give the
+// same wait. The wait is never negative and never above Max (when Max > 0),
+// however large n is: the base is computed in floating point and truncated
+// before it can overflow, and a negative n counts as 0. A Backoff with
+// Max <= 0 is not truncated, but still never overflows time.Duration.
+func (b Backoff) Delay(n int, r float64) time.Duration {
+	if n < 0 {
+		n = 0
+	}
+	limit := b.Max
+	if limit <= 0 {
+		limit = maxDuration
+	}
+	base := limit
+	// Initial*Multiplier^n, stopped early once it reaches the limit (it only
+	// grows, since Multiplier >= 1 is required by New; a Multiplier below 1
+	// or NaN given directly to Delay is treated the same way, never negative).
+	f := float64(b.Initial) * math.Pow(b.Multiplier, float64(n))
+	if f >= 0 && f < float64(limit) {
+		base = time.Duration(f)
+	} else if !(f >= 0) { // NaN or negative
+		base = 0
+	}
+	j := b.Jitter
+	if j == nil {
+		j = defaultJitter
+	}
+	w := j(base, r)
+	switch {
+	case w < 0:
+		return 0
+	case w > limit:
+		return limit
+	}
+	return w
+}

@@ -1,0 +1,42 @@
+// Package interceptor retries Google Cloud IAM calls the way Google's IAM
+// guidance ("Retry failed requests") says: requests that are safe to retry
+// are retried on HTTP 500, 502, 503 and 504 (gRPC INTERNAL, UNAVAILABLE,
+// DEADLINE_EXCEEDED) with truncated exponential backoff with jitter,
+//
+//	wait(n) = min(2^n + random_fraction, maximum_backoff) seconds
+//
+// for retry n = 0, 1, 2, ..., until a deadline; NOT_FOUND (404) is retried
+// only on request, because IAM reads are eventually consistent; and ABORTED
+// (409, a concurrent policy change) is never retried as a lone write: the
+// policy package reruns the whole read-modify-write.
+//
+// # Use
+//
+// Build a Retrier once and add its interceptor to any cloud.google.com/go
+// client as a dial option:
+//
+//	r, err := interceptor.New(interceptor.WithDeadline(2 * time.Minute))
+//	if err != nil { ... }
+//	c, err := admin.NewIamClient(ctx,
+//		option.WithGRPCDialOption(grpc.WithChainUnaryInterceptor(r.UnaryClientInterceptor())))
+//
+// Per call, Disable() turns retries off and RetryNotFound() opts into 404
+// retries; pass them through gax.WithGRPCOptions.
+//
+// # Promises
+//
+//   - A call that succeeds at once costs no allocation and reads no clock.
+//   - Only safe requests are retried (SafeToRetry, or WithSafeToRetry).
+//   - The error returned is the server's last one, unchanged; a context that
+//     ends during a wait yields an error with the context's code that wraps
+//     the server's last error.
+//   - No wait is started that would end after the retry deadline (default
+//     60 s from the first failure) or the context's deadline.
+//   - The invoker is called at most once per attempt.
+//
+// # Retry at one layer
+//
+// cloud.google.com/go clients retry some methods themselves through gax; an
+// interceptor under them multiplies attempts. Turn gax's retries off for the
+// methods this package retries.
+package interceptor

@@ -1,0 +1,73 @@
+package interceptor
+
+import (
+	"context"
+
+	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/logging"
+	"google.golang.org/grpc/status"
+)
+
+// observe hands a to every observer, in order, then to the logger.
+func (r *Retrier) observe(ctx context.Context, a *Attempt) {
+	for _, f := range r.cfg.observers {
+		f(*a)
+	}
+	if r.cfg.logger != nil {
+		logAttempt(ctx, r.cfg.logger, a)
+	}
+}
+
+// WithLogger logs each retry and each give-up through l, go-grpc-middleware's
+// logging.Logger, so any logger with an adapter for it (log/slog, zap,
+// zerolog, logrus, go-kit...) works. Levels:
+//
+//	Info   a retry is scheduled (with its wait)
+//	Warn   a retryable failure is given up: deadline, attempt cap,
+//	       context deadline too near, context ended during a wait
+//	Info   a transient failure not retried because the method is unsafe
+//	Debug  a failure that is not retried by its nature (Permanent, Conflict,
+//	       404 without the opt-in, Disable(), the caller's context ended):
+//	       the caller gets the error and decides
+//
+// Fields: grpc.method, grpc.code, iamretry.attempt, iamretry.class,
+// iamretry.reason, iamretry.wait, iamretry.elapsed, error. l must not be nil.
+func WithLogger(l logging.Logger) Option {
+	return func(c *config) {
+		if l == nil {
+			c.fail("WithLogger(nil): give a logging.Logger, or leave the option out")
+			return
+		}
+		c.logger = l
+	}
+}
+
+func logAttempt(ctx context.Context, l logging.Logger, a *Attempt) {
+	level, msg := logging.LevelDebug, "iamretry: not retried"
+	switch a.Reason {
+	case Retry:
+		level, msg = logging.LevelInfo, "iamretry: retrying"
+	case MaxAttempts, DeadlineReached, ContextDeadline:
+		level, msg = logging.LevelWarn, "iamretry: giving up"
+	case ContextDone:
+		if isInterrupted(a.Err) { // ended during a wait: a retry was cut short
+			level, msg = logging.LevelWarn, "iamretry: giving up"
+		}
+	case Unsafe:
+		level = logging.LevelInfo
+	}
+	l.Log(ctx, level, msg,
+		"grpc.method", a.Method,
+		"grpc.code", status.Code(a.Err).String(),
+		"iamretry.attempt", a.N,
+		"iamretry.class", a.Class.String(),
+		"iamretry.reason", a.Reason.String(),
+		"iamretry.wait", a.Wait,
+		"iamretry.elapsed", a.Elapsed,
+		"error", a.Err,
+	)
+}
+
+func isInterrupted(err error) bool {
+	_, ok := err.(*interruptedError)
+	return ok
+}

@@ -1,0 +1,227 @@
+package interceptor
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/logging"
+	"github.com/iamretry/iamretry/codes"
+)
+
+// Defaults of a Retrier built without options.
+const (
+	// DefaultDeadline bounds how long a call keeps retrying, counted from its
+	// first failure. The guidance leaves it to the use case (it gives 300 s
+	// for a CI/CD pipeline); 60 s suits a request path that a person waits on.
+	DefaultDeadline = 60 * time.Second
+)
+
+// config is what the options set. A Retrier copies it once and never
+// changes it, so calls read it without locks.
+type config struct {
+	backoff       Backoff
+	deadline      time.Duration
+	maxAttempts   int
+	perAttempt    time.Duration
+	retryNotFound bool
+	classify      func(method string, err error) codes.Class
+	safe          func(method string, req any) bool
+	clock         Clock
+	random        func() float64
+	observers     []func(Attempt)
+	logger        logging.Logger
+	errs          []error
+}
+
+func defaultConfig() config {
+	return config{
+		backoff:  DefaultBackoff(),
+		deadline: DefaultDeadline,
+		classify: defaultClassify,
+		safe:     SafeToRetry,
+		clock:    wallClock{},
+		random:   rand.Float64,
+	}
+}
+
+func defaultClassify(_ string, err error) codes.Class { return codes.OfError(err) }
+
+// Option configures a Retrier (New, UnaryClientInterceptor) and, through the
+// policy package, an Updater. Options apply in order; a later one overrides
+// an earlier one. An invalid option is never ignored: New returns an error
+// that names it.
+type Option func(*config)
+
+func (c *config) fail(format string, args ...any) {
+	c.errs = append(c.errs, fmt.Errorf("iamretry: "+format, args...))
+}
+
+// WithBackoff sets the backoff schedule. Initial must be > 0, Multiplier a
+// finite number >= 1, Max >= Initial; a nil Jitter is the documented one,
+// AdditiveJitter(time.Second). The default is DefaultBackoff().
+func WithBackoff(b Backoff) Option {
+	return func(c *config) {
+		ok := true
+		if b.Initial <= 0 {
+			c.fail("WithBackoff: Initial is %v; it must be > 0 (the guidance: 1s)", b.Initial)
+			ok = false
+		}
+		if !(b.Multiplier >= 1) || math.IsInf(b.Multiplier, 0) {
+			c.fail("WithBackoff: Multiplier is %v; it must be a finite number >= 1 (the guidance: 2)", b.Multiplier)
+			ok = false
+		}
+		if b.Max <= 0 {
+			c.fail("WithBackoff: Max is %v; it must be > 0 (the guidance: 32s or 64s)", b.Max)
+			ok = false
+		}
+		if !ok {
+			return
+		}
+		if b.Jitter == nil {
+			b.Jitter = defaultJitter
+		}
+		c.backoff = b
+	}
+}
+
+// WithMaxBackoff sets the guidance's maximum_backoff, the longest wait
+// between two attempts (default 32 s). It must be > 0 and not below the
+// backoff's Initial.
+func WithMaxBackoff(d time.Duration) Option {
+	return func(c *config) {
+		if d <= 0 {
+			c.fail("WithMaxBackoff(%v): the maximum backoff must be > 0 (the guidance: 32s or 64s)", d)
+			return
+		}
+		c.backoff.Max = d
+	}
+}
+
+// WithDeadline sets how long a call keeps retrying, counted from its first
+// failure (default 60 s; the guidance's "deadline"). A wait that would end
+// after it is not started: the call ends at once with the server's last
+// error. 0 means no deadline of the Retrier's own (then only the context's
+// deadline and WithMaxAttempts stop retries: give the calls a context
+// deadline). It must not be negative. A call's own context deadline, when
+// sooner, always wins.
+func WithDeadline(d time.Duration) Option {
+	return func(c *config) {
+		if d < 0 {
+			c.fail("WithDeadline(%v): the retry deadline must be >= 0 (0: none of its own; the context's deadline rules)", d)
+			return
+		}
+		c.deadline = d
+	}
+}
+
+// WithMaxAttempts caps the number of attempts per call, the first attempt
+// included: WithMaxAttempts(1) never retries, WithMaxAttempts(3) retries at
+// most twice. 0 (the default) means no cap: the deadline rules. It must not
+// be negative.
+func WithMaxAttempts(n int) Option {
+	return func(c *config) {
+		if n < 0 {
+			c.fail("WithMaxAttempts(%d): the attempt count must be >= 0 (0: no cap; 1: no retries)", n)
+			return
+		}
+		c.maxAttempts = n
+	}
+}
+
+// WithPerAttemptTimeout gives each attempt its own timeout: min(d, what is
+// left of the call's context and of the retry deadline). An attempt that runs
+// out of it fails DEADLINE_EXCEEDED and is retried while the caller's own
+// context lives. 0 (the default) means none. It must not be negative.
+// The timeout runs on the wall clock (it is a context deadline), and costs
+// a context and a timer per attempt, the first included.
+func WithPerAttemptTimeout(d time.Duration) Option {
+	return func(c *config) {
+		if d < 0 {
+			c.fail("WithPerAttemptTimeout(%v): the per-attempt timeout must be >= 0 (0: none)", d)
+			return
+		}
+		c.perAttempt = d
+	}
+}
+
+// WithRetryNotFound makes every call retry NOT_FOUND (HTTP 404), which IAM
+// answers while a resource just created is not visible yet (its reads are
+// eventually consistent). Without it, only calls that pass RetryNotFound()
+// retry NOT_FOUND.
+func WithRetryNotFound() Option {
+	return func(c *config) { c.retryNotFound = true }
+}
+
+// WithClassifier replaces the function that sorts failures into retry
+// classes (default: codes.OfError, whatever the method). It must not be nil.
+// Whatever it says, the Retrier never retries once the caller's context has
+// ended, and retries Conflict only in the policy updater.
+func WithClassifier(f func(method string, err error) codes.Class) Option {
+	return func(c *config) {
+		if f == nil {
+			c.fail("WithClassifier(nil): give a classifier, or leave the option out for codes.OfError")
+			return
+		}
+		c.classify = f
+	}
+}
+
+// WithSafeToRetry replaces the function that says whether a request may be
+// sent again (default: SafeToRetry, the IAM method table). It must not be nil.
+func WithSafeToRetry(f func(method string, req any) bool) Option {
+	return func(c *config) {
+		if f == nil {
+			c.fail("WithSafeToRetry(nil): give a function, or leave the option out for SafeToRetry")
+			return
+		}
+		c.safe = f
+	}
+}
+
+// WithClock sets the time source for deadlines and waits (default: the wall
+// clock). Tests pass a virtual clock. It must not be nil.
+func WithClock(clk Clock) Option {
+	return func(c *config) {
+		if clk == nil {
+			c.fail("WithClock(nil): give a Clock, or leave the option out for the wall clock")
+			return
+		}
+		c.clock = clk
+	}
+}
+
+// WithRandom sets the source of the jitter's random fraction: a function
+// returning a uniform float64 in [0, 1), called once per retry. It must be
+// safe for concurrent use and not nil. The default is math/rand/v2.Float64.
+func WithRandom(f func() float64) Option {
+	return func(c *config) {
+		if f == nil {
+			c.fail("WithRandom(nil): give a function returning [0,1), or leave the option out for math/rand/v2.Float64")
+			return
+		}
+		c.random = f
+	}
+}
+
+// WithObserver adds a function called after every failed attempt, with what
+// was decided (see Attempt). Several observers are called in the order they
+// were added, synchronously, on the calling goroutine: keep them fast. It
+// must not be nil.
+func WithObserver(f func(Attempt)) Option {
+	return func(c *config) {
+		if f == nil {
+			c.fail("WithObserver(nil): give a function, or leave the option out")
+			return
+		}
+		c.observers = append(c.observers, f)
+	}
+}
+
+// validate checks what no single option can: how options combine.
+func (c *config) validate() {
+	if b := c.backoff; b.Max < b.Initial {
+		c.fail("the maximum backoff (%v) is less than the backoff's Initial (%v): raise WithMaxBackoff or lower Initial", b.Max, b.Initial)
+	}
+}

@@ -1,0 +1,173 @@
+package interceptor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"google.golang.org/grpc/status"
+
+	"github.com/iamretry/iamretry/codes"
+)
+
+// Retrier retries failed IAM calls with truncated exponential backoff with
+// jitter. It is immutable once built and safe for concurrent use by any
+// number of calls; build one per client (or per process) and share it.
+type Retrier struct {
+	cfg config
+}
+
+// New builds a Retrier from options applied over the defaults (the IAM
+// guidance's backoff, a 60 s retry deadline, no attempt cap, the wall
+// clock). Every invalid option is refused: New returns an error that names
+// each one, and no Retrier.
+func New(opts ...Option) (*Retrier, error) {
+	c := defaultConfig()
+	for i, o := range opts {
+		if o == nil {
+			c.fail("option %d of %d is nil", i+1, len(opts))
+			continue
+		}
+		o(&c)
+	}
+	c.validate()
+	if len(c.errs) > 0 {
+		return nil, errors.Join(c.errs...)
+	}
+	return &Retrier{cfg: c}, nil
+}
+
+// Backoff returns the Retrier's backoff schedule.
+func (r *Retrier) Backoff() Backoff { return r.cfg.backoff }
+
+// task is one operation being retried.
+type task struct {
+	method        string
+	req           any
+	checkSafe     bool // ask the safe-to-retry function (gRPC calls)
+	disabled      bool // Disable() was passed
+	retryNotFound bool
+	retryConflict bool
+	classify      func(err error) codes.Class // nil: cfg.classify(method, err)
+	// again runs attempt n (n >= 2) and returns its error.
+	again func(ctx context.Context, n int) error
+}
+
+// run retries t after its first attempt failed with err, and returns nil once
+// an attempt succeeds or the error to give the caller: the last error an
+// attempt returned, unchanged, or, when the context ended during a wait, an
+// error that carries the context's code and wraps that last error.
+func (r *Retrier) run(ctx context.Context, t *task, err error) error {
+	c := &r.cfg
+	start := c.clock.Now()
+	now := start
+	for n := 1; ; n++ {
+		a := Attempt{Method: t.method, N: n, Err: err, Elapsed: now.Sub(start)}
+		a.Class, a.Reason = r.decide(ctx, t, err)
+		if a.Reason == Retry {
+			a.Reason = r.schedule(ctx, start, now, n, &a)
+		}
+		r.observe(ctx, &a)
+		if !a.Retrying {
+			return err
+		}
+		if serr := c.clock.Sleep(ctx, a.Wait); serr != nil {
+			werr := interrupted(ctx, serr, err)
+			a.Err, a.Wait, a.Retrying, a.Reason = werr, 0, false, ContextDone
+			a.Elapsed = c.clock.Now().Sub(start)
+			r.observe(ctx, &a)
+			return werr
+		}
+		if err = t.again(ctx, n+1); err == nil {
+			return nil
+		}
+		now = c.clock.Now()
+	}
+}
+
+// decide classifies err and says whether its kind may be retried at all.
+func (r *Retrier) decide(ctx context.Context, t *task, err error) (codes.Class, Reason) {
+	var class codes.Class
+	if t.classify != nil {
+		class = t.classify(err)
+	} else {
+		class = r.cfg.classify(t.method, err)
+	}
+	switch {
+	case ctx.Err() != nil:
+		// The caller's own deadline passed or it cancelled: a retry cannot
+		// help, whatever the error says (a DEADLINE_EXCEEDED is only
+		// transient while the caller's context lives).
+		return class, ContextDone
+	case t.disabled:
+		return class, Disabled
+	}
+	switch class {
+	case codes.Transient:
+	case codes.Propagation:
+		if !t.retryNotFound && !r.cfg.retryNotFound {
+			return class, NotRetryable
+		}
+	case codes.Conflict:
+		if !t.retryConflict {
+			return class, NotRetryable
+		}
+	default:
+		return class, NotRetryable
+	}
+	if t.checkSafe && !r.cfg.safe(t.method, t.req) {
+		return class, Unsafe
+	}
+	return class, Retry
+}
+
+// schedule picks the wait before attempt n+1 and checks it against the
+// attempt cap and both deadlines. It fills a.Wait and a.Retrying when the
+// wait may be started; a wait that would end after a deadline is never
+// started.
+func (r *Retrier) schedule(ctx context.Context, start, now time.Time, n int, a *Attempt) Reason {
+	c := &r.cfg
+	if c.maxAttempts > 0 && n >= c.maxAttempts {
+		return MaxAttempts
+	}
+	wait := c.backoff.Delay(n-1, c.random())
+	end := now.Add(wait)
+	if c.deadline > 0 && end.After(start.Add(c.deadline)) {
+		return DeadlineReached
+	}
+	if dl, ok := ctx.Deadline(); ok && !end.Before(dl) {
+		return ContextDeadline
+	}
+	a.Wait, a.Retrying = wait, true
+	return Retry
+}
+
+// interruptedError is returned when the caller's context ends during a wait
+// between attempts. Its gRPC code is the context's (CANCELED or
+// DEADLINE_EXCEEDED) and it wraps both the context error and the last error
+// the server sent, so errors.Is finds either.
+type interruptedError struct {
+	ctxErr error
+	last   error
+}
+
+func interrupted(ctx context.Context, sleepErr, last error) error {
+	ce := ctx.Err()
+	if ce == nil {
+		ce = sleepErr // a Clock that failed on its own
+	}
+	return &interruptedError{ctxErr: ce, last: last}
+}
+
+func (e *interruptedError) Error() string {
+	return fmt.Sprintf("iamretry: %v while waiting to retry; last error: %v", e.ctxErr, e.last)
+}
+
+func (e *interruptedError) Unwrap() []error { return []error{e.ctxErr, e.last} }
+
+// GRPCStatus gives the error the context's code, so status.Code(err) is
+// CANCELED or DEADLINE_EXCEEDED, as gRPC itself reports an ended context.
+func (e *interruptedError) GRPCStatus() *status.Status {
+	return status.New(status.FromContextError(e.ctxErr).Code(), e.Error())
+}
