@@ -1,0 +1,65 @@
+package fakeiam
+
+import (
+	"sync"
+	"time"
+
+	"google.golang.org/grpc/codes"
+)
+
+// AttemptHeader is the incoming metadata key whose value Call.Attempt records.
+const AttemptHeader = "x-retry-attempt"
+
+// Call is one call the fake received, as recorded in its call log.
+type Call struct {
+	Method   string     // full gRPC method name, e.g. MethodGetIamPolicy
+	Time     time.Time  // when the call arrived, on the fake's clock
+	Code     codes.Code // the code answered; codes.OK for success
+	Attempt  string     // the x-retry-attempt metadata value, "" if absent
+	Injected bool       // the answer was an injected fault (not the fake's logic)
+}
+
+// callLog is the thread-safe list of calls, in order of completion.
+type callLog struct {
+	mu    sync.Mutex
+	calls []Call
+}
+
+func (l *callLog) add(c Call) {
+	l.mu.Lock()
+	l.calls = append(l.calls, c)
+	l.mu.Unlock()
+}
+
+// Calls returns a copy of the call log: every call of an implemented or
+// unimplemented method of a registered service, in the order the calls
+// finished.
+func (s *Server) Calls() []Call {
+	s.log.mu.Lock()
+	defer s.log.mu.Unlock()
+	return append([]Call(nil), s.log.calls...)
+}
+
+// ResetCalls empties the call log.
+func (s *Server) ResetCalls() {
+	s.log.mu.Lock()
+	s.log.calls = nil
+	s.log.mu.Unlock()
+}
+
+// CountCalls returns how many logged calls were made to method; AnyMethod
+// counts them all.
+func (s *Server) CountCalls(method string) int {
+	s.log.mu.Lock()
+	defer s.log.mu.Unlock()
+	if method == AnyMethod {
+		return len(s.log.calls)
+	}
+	n := 0
+	for _, c := range s.log.calls {
+		if c.Method == method {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,48 @@
+package fakeiam
+
+import (
+	"context"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+)
+
+// intercept is the fault layer every method goes through, and the call log's
+// source. In order: injected latency; an outage, script or rate failure
+// (decided before the handler, which then does not run); the handler; a lost
+// answer (decided after a successful handler, whose write stays committed).
+func (s *Server) intercept(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
+	method := info.FullMethod
+	call := Call{Method: method, Time: s.now(), Attempt: attemptOf(ctx)}
+	defer func() {
+		call.Code = status.Code(err)
+		s.log.add(call)
+	}()
+
+	if d := s.faults.latencyFor(method); d > 0 {
+		if err := s.sleep(ctx, d); err != nil {
+			return nil, status.FromContextError(err).Err()
+		}
+	}
+	if code, ok := s.faults.decide(method, s.now()); ok {
+		call.Injected = true
+		return nil, s.faults.injectedError(code, code.String()+" for "+method)
+	}
+	resp, err = handler(ctx, req)
+	if err == nil && s.faults.loseAnswer(method) {
+		call.Injected = true
+		return nil, s.faults.injectedError(codes.Unavailable, "lost answer for "+method+" (the call was applied)")
+	}
+	return resp, err
+}
+
+// attemptOf reads the x-retry-attempt incoming metadata value.
+func attemptOf(ctx context.Context) string {
+	md, _ := metadata.FromIncomingContext(ctx)
+	if v := md.Get(AttemptHeader); len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}

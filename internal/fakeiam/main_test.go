@@ -1,0 +1,104 @@
+package fakeiam
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"cloud.google.com/go/iam/admin/apiv1/adminpb"
+	"cloud.google.com/go/iam/apiv1/iampb"
+	"cloud.google.com/go/resourcemanager/apiv3/resourcemanagerpb"
+	"go.uber.org/goleak"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// manualClock is a clock the test moves by hand.
+type manualClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newManualClock() *manualClock {
+	return &manualClock{t: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)}
+}
+
+func (c *manualClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *manualClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// fixture is a started fake with raw stubs on one connection.
+type fixture struct {
+	srv      *Server
+	clock    *manualClock
+	conn     *grpc.ClientConn
+	policy   iampb.IAMPolicyClient
+	admin    adminpb.IAMClient
+	projects resourcemanagerpb.ProjectsClient
+	folders  resourcemanagerpb.FoldersClient
+	orgs     resourcemanagerpb.OrganizationsClient
+}
+
+func newFixture(t *testing.T, opts ...Option) *fixture {
+	t.Helper()
+	clock := newManualClock()
+	srv := New(append([]Option{WithClock(clock.Now)}, opts...)...)
+	if err := srv.StartBufconn(); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := srv.Dial(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		conn.Close()
+		srv.Close()
+	})
+	return &fixture{
+		srv:      srv,
+		clock:    clock,
+		conn:     conn,
+		policy:   iampb.NewIAMPolicyClient(conn),
+		admin:    adminpb.NewIAMClient(conn),
+		projects: resourcemanagerpb.NewProjectsClient(conn),
+		folders:  resourcemanagerpb.NewFoldersClient(conn),
+		orgs:     resourcemanagerpb.NewOrganizationsClient(conn),
+	}
+}
+
+// wantCode fails the test unless err has code want (and, when msg is not
+// empty, exactly that message).
+func wantCode(t *testing.T, err error, want codes.Code, msg string) {
+	t.Helper()
+	st := status.Convert(err)
+	if st.Code() != want {
+		t.Fatalf("got %v (%v), want code %v", st.Code(), err, want)
+	}
+	if msg != "" && st.Message() != msg {
+		t.Fatalf("got message %q, want %q", st.Message(), msg)
+	}
+}
+
+func must[T any](t *testing.T) func(T, error) T {
+	return func(v T, err error) T {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+}
