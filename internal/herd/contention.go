@@ -8,8 +8,12 @@ import (
 
 // Defaults for [ContentionConfig].
 const (
+	// DefaultContentionClients is the number of clients SimulateContention
+	// runs when ContentionConfig.Clients is 0.
 	DefaultContentionClients = 100
-	DefaultService           = 50 * time.Millisecond
+	// DefaultService is the read-to-write time SimulateContention uses when
+	// ContentionConfig.Service is 0: one 50 ms round trip.
+	DefaultService = 50 * time.Millisecond
 )
 
 // ContentionConfig describes N clients each adding its own change to ONE IAM

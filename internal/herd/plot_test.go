@@ -6,19 +6,24 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
-func talkResults(t testing.TB) []Result {
+func results(t testing.TB, cfg Config) []Result {
 	t.Helper()
 	var rs []Result
 	for _, s := range strategies {
-		rs = append(rs, mustSimulate(t, talk, s))
+		rs = append(rs, mustSimulate(t, cfg, s))
 	}
 	return rs
 }
 
+// small is a scenario with the talk's shape that renders quickly.
+var small = Config{Clients: 100, Outage: 5 * time.Second, Capacity: 10, Deadline: 30 * time.Second, Seed: 1}
+
 func TestPlot(t *testing.T) {
-	rs := talkResults(t)
+	t.Parallel()
+	rs := results(t, small)
 	dir := t.TempDir()
 	for name, magic := range map[string]string{"herd.png": "\x89PNG\r\n\x1a\n", "herd.SVG": "<?xml"} {
 		path := filepath.Join(dir, name)
@@ -43,8 +48,9 @@ func TestPlot(t *testing.T) {
 }
 
 func TestPlotErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
-	rs := talkResults(t)[:1]
+	rs := results(t, small)[:1]
 	for _, name := range []string{"herd.gif", "herd", "herd.pdf"} {
 		path := filepath.Join(dir, name)
 		err := Plot(path, rs)
@@ -58,7 +64,7 @@ func TestPlotErrors(t *testing.T) {
 	if err := Plot(filepath.Join(dir, "empty.png"), nil); err == nil {
 		t.Error("Plot with no results succeeded")
 	}
-	if err := Plot(filepath.Join(dir, "no", "such", "dir.png"), rs); err == nil {
+	if err := Plot(filepath.Join(dir, "no", "such", "dir.svg"), rs); err == nil {
 		t.Error("Plot into a missing directory succeeded")
 	}
 	// Results with no calls at all still plot.
@@ -76,7 +82,7 @@ func TestRenderTalkPlot(t *testing.T) {
 	if path == "" {
 		t.Skip("set HERD_PLOT to a .png or .svg path to render the talk's plot")
 	}
-	rs := talkResults(t)
+	rs := results(t, talk)
 	if err := Plot(path, rs); err != nil {
 		t.Fatal(err)
 	}

@@ -100,9 +100,14 @@ type Result struct {
 	Strategy string // the strategy's name
 	Config   Config // the scenario, with defaults filled in
 
-	Calls     int // all calls sent, first calls and retries; equals the sum of Series
-	Peak      int // most calls in one tick; equals the maximum of Series
-	RetryPeak int // most retries (calls after a client's first) in one tick: the synchronized waves jitter breaks up
+	Calls int // all calls sent, first calls and retries; equals the sum of Series
+	// Peak is the most calls in one tick; it equals the maximum of Series.
+	// With Start 0 it is at least the opening burst of all Clients, the same
+	// for every strategy; RetryPeak is what tells strategies apart.
+	Peak int
+	// RetryPeak is the most retries (calls after a client's first) in one
+	// tick: the synchronized waves that jitter breaks up.
+	RetryPeak int
 
 	Succeeded int // clients whose call got through
 	GaveUp    int // clients that hit the deadline; Succeeded + GaveUp = Clients
