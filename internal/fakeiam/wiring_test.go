@@ -1,0 +1,98 @@
+package fakeiam
+
+import (
+	"context"
+	"errors"
+	"net"
+	"testing"
+	"time"
+
+	"cloud.google.com/go/iam/apiv1/iampb"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+)
+
+func TestServeTCP(t *testing.T) {
+	srv := New()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(lis) }()
+	waitFor(t, func() bool { return srv.Addr() != "" })
+	if srv.Addr() != lis.Addr().String() {
+		t.Fatalf("Addr %q, listener %q", srv.Addr(), lis.Addr())
+	}
+	conn, err := grpc.NewClient(srv.Addr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := iampb.NewIAMPolicyClient(conn).GetIamPolicy(context.Background(), &iampb.GetIamPolicyRequest{Resource: "projects/tcp"}); err != nil {
+		t.Fatal(err)
+	}
+	srv.Close()
+	if err := <-served; err != nil {
+		t.Fatalf("Serve after Close = %v", err)
+	}
+}
+
+func TestCloseLifecycle(t *testing.T) {
+	entered := make(chan struct{}, 1)
+	srv := New(WithSleep(func(ctx context.Context, d time.Duration) error {
+		entered <- struct{}{}
+		return realSleep(ctx, d)
+	}))
+	if srv.Addr() != "" {
+		t.Fatal("Addr before Serve")
+	}
+	if err := srv.StartBufconn(); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.StartBufconn(); err != nil {
+		t.Fatal("second StartBufconn:", err)
+	}
+
+	// Close cancels a call waiting in injected latency (real timers here).
+	srv.SetLatency(AnyMethod, time.Hour)
+	conn, err := srv.Dial(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	done := make(chan error, 1)
+	go func() {
+		_, err := iampb.NewIAMPolicyClient(conn).GetIamPolicy(context.Background(), &iampb.GetIamPolicyRequest{Resource: "projects/slow"})
+		done <- err
+	}()
+	<-entered
+	srv.Close()
+	srv.Close() // idempotent
+	if err := <-done; status.Code(err) == codes.OK {
+		t.Fatal("a call survived Close")
+	}
+
+	if err := srv.StartBufconn(); !errors.Is(err, ErrClosed) {
+		t.Fatalf("StartBufconn after Close = %v", err)
+	}
+	if _, err := srv.Dial(context.Background()); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Dial after Close = %v", err)
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Serve(lis); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Serve after Close = %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	other := New()
+	defer other.Close()
+	if _, err := other.Dial(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Dial with a done context = %v", err)
+	}
+}
