@@ -1,0 +1,60 @@
+package interceptor_test
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/iamretry/iamretry/interceptor"
+	"github.com/iamretry/iamretry/internal/vclock"
+	"google.golang.org/grpc"
+	grpccodes "google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// The interceptor in front of a server that fails twice. In a program, add
+// it to a cloud.google.com/go client with
+//
+//	option.WithGRPCDialOption(grpc.WithChainUnaryInterceptor(r.UnaryClientInterceptor()))
+//
+// Here a virtual clock and a fixed random fraction make the waits exact.
+func ExampleRetrier_UnaryClientInterceptor() {
+	r, err := interceptor.New(
+		interceptor.WithDeadline(2*time.Minute),
+		interceptor.WithClock(vclock.New()),
+		interceptor.WithRandom(func() float64 { return 0.25 }),
+		interceptor.WithObserver(func(a interceptor.Attempt) {
+			fmt.Printf("attempt %d: %v (%v), %s, wait %v\n", a.N, status.Code(a.Err), a.Class, a.Reason, a.Wait)
+		}),
+	)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	calls := 0
+	flaky := func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, opts ...grpc.CallOption) error {
+		calls++
+		switch calls {
+		case 1:
+			return status.Error(grpccodes.Unavailable, "backend unavailable")
+		case 2:
+			return status.Error(grpccodes.Internal, "internal error")
+		}
+		return nil
+	}
+	err = r.UnaryClientInterceptor()(context.Background(), "/google.iam.v1.IAMPolicy/GetIamPolicy", nil, nil, nil, flaky)
+	fmt.Println("calls:", calls, "err:", err)
+	// Output:
+	// attempt 1: Unavailable (Transient), retry, wait 1.25s
+	// attempt 2: Internal (Transient), retry, wait 2.25s
+	// calls: 3 err: <nil>
+}
+
+// New refuses invalid options with an error that names them.
+func ExampleNew() {
+	_, err := interceptor.New(interceptor.WithDeadline(-time.Second), interceptor.WithMaxAttempts(-1))
+	fmt.Println(err)
+	// Output:
+	// iamretry: WithDeadline(-1s): the retry deadline must be >= 0 (0: none of its own; the context's deadline rules)
+	// iamretry: WithMaxAttempts(-1): the attempt count must be >= 0 (0: no cap; 1: no retries)
+}
