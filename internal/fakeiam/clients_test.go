@@ -11,7 +11,9 @@ import (
 	resourcemanager "cloud.google.com/go/resourcemanager/apiv3"
 	"google.golang.org/api/option"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 )
 
 // TestRealClients points the three GAPIC clients at the fake through
@@ -89,5 +91,24 @@ func TestRealClients(t *testing.T) {
 		if c.Method != want[i] || c.Attempt != "1" || seen[i] != want[i] {
 			t.Fatalf("call %d: %+v (interceptor saw %s), want %s", i, c, seen[i], want[i])
 		}
+	}
+}
+
+// TestGAPICRetriesCanBeTurnedOff checks the advice in the package doc: the
+// admin client retries UNAVAILABLE by itself unless its CallOptions are
+// emptied, after which the fake sees exactly one call.
+func TestGAPICRetriesCanBeTurnedOff(t *testing.T) {
+	ctx := context.Background()
+	srv := Start(t)
+	ac, err := admin.NewIamClient(ctx, srv.ClientOptions()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ac.Close()
+	ac.CallOptions = &admin.IamCallOptions{}
+	srv.FailNext(MethodGetServiceAccount, 1, codes.Unavailable)
+	_, err = ac.GetServiceAccount(ctx, &adminpb.GetServiceAccountRequest{Name: "x@p.iam.gserviceaccount.com"})
+	if status.Code(err) != codes.Unavailable || srv.CountCalls(AnyMethod) != 1 {
+		t.Fatalf("err %v after %d calls", err, srv.CountCalls(AnyMethod))
 	}
 }

@@ -1,0 +1,75 @@
+// Package fakeiam is an in-process fake of the Google Cloud IAM gRPC API, with
+// fault injection, for tests of code that calls IAM.
+//
+// It serves, over an in-memory bufconn listener or a real one:
+//
+//   - google.iam.v1.IAMPolicy: GetIamPolicy, SetIamPolicy and
+//     TestIamPermissions for any resource name;
+//   - google.iam.admin.v1.IAM: service accounts (create, get, list, delete),
+//     service account keys (create), predefined roles (get, list), and the
+//     policies of service accounts;
+//   - google.cloud.resourcemanager.v3 Projects, Folders and Organizations:
+//     their GetIamPolicy, SetIamPolicy and TestIamPermissions.
+//
+// Every other method of those services answers UNIMPLEMENTED. All the policy
+// methods share one store, so a policy written through one service is read
+// through the others.
+//
+// # IAM's semantics
+//
+// A resource never written has an empty policy, version 1, etag
+// EmptyPolicyEtag. Every successful write mints a new opaque etag.
+// SetIamPolicy with a non-empty etag that is not the current one fails
+// ABORTED with ConcurrentChangeMessage; without an etag it overwrites blindly.
+// The update_mask is honoured (bindings, etag, audit_configs; empty means
+// bindings and etag, as IAM does); the etag is checked only when the mask
+// holds "etag". Members and roles are validated, bindings without members are
+// dropped, duplicate members and bindings with the same role and condition
+// are merged, and more than MaxPrincipals member entries are refused, each
+// with INVALID_ARGUMENT and a message naming the bad value. A policy is stored
+// and answered with the lowest version that represents it: 3 if a binding has
+// a condition, else 1. Writing a condition needs version 3; reading a
+// conditional policy with a requested version below 3 fails INVALID_ARGUMENT
+// "Requested policy version (1) cannot be less than the existing policy
+// version (3).". TestIamPermissions grants every well-formed permission.
+//
+// Service accounts can be made eventually consistent: with
+// WithPropagationDelay or WithPropagationReads a new account answers
+// NOT_FOUND to GetServiceAccount and to the admin service's policy methods for
+// a while, as IAM's do.
+//
+// # Faults
+//
+// A grpc.UnaryServerInterceptor inside the fake applies to every method, in
+// this order: latency (SetLatency, slept through an injectable sleep func that
+// honours the call's context); an outage window on the fake's clock
+// (SetOutage); scripted failures (FailNext); random failures (SetFailureRate).
+// Those three are decided before the handler, which then does not run. Lost
+// answers (LoseNextAnswers, SetLostAnswerRate) run the handler, so the write
+// commits, and then answer UNAVAILABLE. SetRetryInfo adds a google.rpc.RetryInfo
+// detail to injected errors, whose messages all start with InjectedPrefix.
+// Methods are named by their full gRPC names (the Method* constants); AnyMethod
+// ("*") means every method. Random choices come from a PCG source seeded with
+// WithSeed (1 by default) behind a mutex: the same seed and the same sequence
+// of calls give the same faults.
+//
+// Every call is logged (Calls, CountCalls, ResetCalls) with its method, the
+// time on the fake's clock, its code, whether it was injected, and the value
+// of its x-retry-attempt metadata.
+//
+// # Wiring
+//
+// New builds a server that listens on nothing. ClientOptions returns the
+// options that point any cloud.google.com/go client at the in-memory listener
+// (starting it if needed); Dial returns a raw *grpc.ClientConn to it; Serve
+// serves a real listener. Close stops everything and leaves no goroutine
+// behind. Start does New, StartBufconn and tb.Cleanup(Close) in one call.
+//
+// The GAPIC clients retry some codes on their own (the admin client retries
+// UNAVAILABLE with backoff, on real timers). A test of another retry layer
+// should turn those retries off, for example with
+// client.CallOptions = &admin.IamCallOptions{}.
+//
+// The package imports none of iamretry's public packages: a fake that shared
+// code with what it tests would prove nothing.
+package fakeiam

@@ -1,0 +1,21 @@
+package fakeiam
+
+// TB is the part of testing.TB that Start uses; *testing.T and *testing.B
+// satisfy it.
+type TB interface {
+	Helper()
+	Fatalf(format string, args ...any)
+	Cleanup(func())
+}
+
+// Start is New plus StartBufconn for tests: it fails tb if the in-memory
+// listener cannot start and registers Close with tb.Cleanup.
+func Start(tb TB, opts ...Option) *Server {
+	tb.Helper()
+	s := New(opts...)
+	tb.Cleanup(s.Close)
+	if err := s.StartBufconn(); err != nil {
+		tb.Fatalf("fakeiam: %v", err)
+	}
+	return s
+}
