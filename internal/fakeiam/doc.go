@@ -46,7 +46,10 @@
 // (SetOutage); scripted failures (FailNext); random failures (SetFailureRate).
 // Those three are decided before the handler, which then does not run. Lost
 // answers (LoseNextAnswers, SetLostAnswerRate) run the handler, so the write
-// commits, and then answer UNAVAILABLE. SetRetryInfo adds a google.rpc.RetryInfo
+// commits, and then answer UNAVAILABLE. ConcurrentWriteNext lets another
+// writer move a policy's etag just before a SetIamPolicy, so that the fake's
+// own logic answers the stale etag (ABORTED, or the code of
+// WithStaleEtagCode) and a rerun reads a new etag. SetRetryInfo adds a google.rpc.RetryInfo
 // detail to injected errors, whose messages all start with InjectedPrefix.
 // Methods are named by their full gRPC names (the Method* constants); AnyMethod
 // ("*") means every method. Random choices come from a PCG source seeded with

@@ -29,6 +29,7 @@ type faults struct {
 	latency     map[string]time.Duration
 	outage      *outage
 	retryInfo   time.Duration
+	interleave  map[string]int
 }
 
 type script struct {
@@ -71,6 +72,7 @@ func (f *faults) reset() {
 	f.latency = map[string]time.Duration{}
 	f.outage = nil
 	f.retryInfo = 0
+	f.interleave = map[string]int{}
 	f.mu.Unlock()
 }
 
@@ -203,8 +205,25 @@ func (s *Server) SetRetryInfo(d time.Duration) {
 	f.mu.Unlock()
 }
 
+// ConcurrentWriteNext makes another writer slip in before each of the next n
+// SetIamPolicy calls of method (any of the SetIamPolicy Method* constants, or
+// AnyMethod for all of them): the resource's policy is rewritten unchanged,
+// so its etag moves, and a write carrying the etag it read is answered by the
+// fake's own logic as IAM would, ABORTED (see WithStaleEtagCode). Unlike
+// FailNext, a rerun of the read-modify-write then reads a new etag. Calls of
+// other methods leave the count alone. n <= 0 does nothing.
+func (s *Server) ConcurrentWriteNext(method string, n int) {
+	if n <= 0 {
+		return
+	}
+	f := s.faults
+	f.mu.Lock()
+	f.interleave[method] += n
+	f.mu.Unlock()
+}
+
 // ResetFaults removes every fault setting: scripts, rates, lost answers,
-// latency, the outage window and RetryInfo. The random source, the call log
+// latency, the outage window, RetryInfo and pending concurrent writes. The random source, the call log
 // and the stored data are kept.
 func (s *Server) ResetFaults() { s.faults.reset() }
 
@@ -269,6 +288,20 @@ func (f *faults) loseAnswer(method string) bool {
 		p, ok = f.lostRates[AnyMethod]
 	}
 	return ok && f.rng.Float64() < p
+}
+
+// interleaveWrite reports whether a concurrent write is to slip in before
+// this SetIamPolicy call of method.
+func (f *faults) interleaveWrite(method string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, key := range []string{method, AnyMethod} {
+		if f.interleave[key] > 0 {
+			f.interleave[key]--
+			return true
+		}
+	}
+	return false
 }
 
 // injectedError builds the status error of an injected fault.

@@ -3,6 +3,7 @@ package fakeiam
 import (
 	"context"
 
+	"cloud.google.com/go/iam/apiv1/iampb"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
@@ -11,8 +12,9 @@ import (
 
 // intercept is the fault layer every method goes through, and the call log's
 // source. In order: injected latency; an outage, script or rate failure
-// (decided before the handler, which then does not run); the handler; a lost
-// answer (decided after a successful handler, whose write stays committed).
+// (decided before the handler, which then does not run); a concurrent write
+// slipped in before a SetIamPolicy; the handler; a lost answer (decided after
+// a successful handler, whose write stays committed).
 func (s *Server) intercept(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
 	method := info.FullMethod
 	call := Call{Method: method, Time: s.now(), Attempt: attemptOf(ctx)}
@@ -29,6 +31,9 @@ func (s *Server) intercept(ctx context.Context, req any, info *grpc.UnaryServerI
 	if code, ok := s.faults.decide(method, s.now()); ok {
 		call.Injected = true
 		return nil, s.faults.injectedError(code, code.String()+" for "+method)
+	}
+	if set, ok := req.(*iampb.SetIamPolicyRequest); ok && set.GetResource() != "" && s.faults.interleaveWrite(method) {
+		s.bumpEtag(set.GetResource())
 	}
 	resp, err = handler(ctx, req)
 	if err == nil && s.faults.loseAnswer(method) {

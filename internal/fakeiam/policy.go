@@ -110,6 +110,7 @@ func (s *Server) setPolicy(req *iampb.SetIamPolicyRequest, resolve resolver) (*i
 	if in == nil {
 		return nil, status.Error(codes.InvalidArgument, "the policy must be set")
 	}
+	staleCode := s.staleEtagCode()
 	mask, err := parseMask(req.GetUpdateMask().GetPaths())
 	if err != nil {
 		return nil, err
@@ -135,7 +136,7 @@ func (s *Server) setPolicy(req *iampb.SetIamPolicyRequest, resolve resolver) (*i
 	}
 	cur := st.policyLocked(key)
 	if mask.etag && len(in.GetEtag()) > 0 && !bytes.Equal(in.GetEtag(), cur.GetEtag()) {
-		return nil, status.Error(codes.Aborted, ConcurrentChangeMessage)
+		return nil, status.Error(staleCode, ConcurrentChangeMessage)
 	}
 	next := proto.Clone(cur).(*iampb.Policy)
 	if mask.bindings {
@@ -151,6 +152,18 @@ func (s *Server) setPolicy(req *iampb.SetIamPolicyRequest, resolve resolver) (*i
 	next.Etag = st.nextEtagLocked()
 	st.policies[key] = next
 	return proto.Clone(next).(*iampb.Policy), nil
+}
+
+// bumpEtag is the interleaved writer of ConcurrentWriteNext: it rewrites the
+// policy of resource unchanged, so that its etag moves.
+func (s *Server) bumpEtag(resource string) {
+	st := s.state
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	key := st.canonicalLocked(resource)
+	next := proto.Clone(st.policyLocked(key)).(*iampb.Policy)
+	next.Etag = st.nextEtagLocked()
+	st.policies[key] = next
 }
 
 // testPermissions implements TestIamPermissions for every service.

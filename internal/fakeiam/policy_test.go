@@ -250,3 +250,35 @@ func TestSeedPolicy(t *testing.T) {
 		t.Fatal("SeedPolicy(nil) did not remove the policy")
 	}
 }
+
+func TestStaleEtagCode(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, WithStaleEtagCode(codes.FailedPrecondition))
+	_, err := f.policy.SetIamPolicy(ctx, &iampb.SetIamPolicyRequest{Resource: "projects/s", Policy: &iampb.Policy{Etag: []byte("old")}})
+	wantCode(t, err, codes.FailedPrecondition, ConcurrentChangeMessage)
+	f.srv.SetStaleEtagCode(codes.OK)
+	_, err = f.policy.SetIamPolicy(ctx, &iampb.SetIamPolicyRequest{Resource: "projects/s", Policy: &iampb.Policy{Etag: []byte("old")}})
+	wantCode(t, err, codes.Aborted, ConcurrentChangeMessage)
+}
+
+func TestConcurrentWriteNext(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	const res = "projects/rmw"
+	f.srv.ConcurrentWriteNext(AnyMethod, 1)
+	f.srv.ConcurrentWriteNext(MethodAdminSetIamPolicy, 1) // not this service: untouched
+	read := must[*iampb.Policy](t)(f.policy.GetIamPolicy(ctx, &iampb.GetIamPolicyRequest{Resource: res}))
+	read.Bindings = []*iampb.Binding{binding("roles/viewer", "user:a@example.com")}
+	_, err := f.policy.SetIamPolicy(ctx, &iampb.SetIamPolicyRequest{Resource: res, Policy: read})
+	wantCode(t, err, codes.Aborted, ConcurrentChangeMessage)
+	if c := f.srv.Calls()[1]; c.Injected || c.Code != codes.Aborted {
+		t.Fatalf("logged %+v", c)
+	}
+	// The rerun reads a moved etag, and its write goes through.
+	again := must[*iampb.Policy](t)(f.policy.GetIamPolicy(ctx, &iampb.GetIamPolicyRequest{Resource: res}))
+	if bytes.Equal(again.Etag, read.Etag) || len(again.Bindings) != 0 {
+		t.Fatalf("after the interleaved write: %v", again)
+	}
+	again.Bindings = read.Bindings
+	must[*iampb.Policy](t)(f.policy.SetIamPolicy(ctx, &iampb.SetIamPolicyRequest{Resource: res, Policy: again}))
+}

@@ -10,6 +10,7 @@ import (
 	"cloud.google.com/go/iam/apiv1/iampb"
 	"cloud.google.com/go/resourcemanager/apiv3/resourcemanagerpb"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/test/bufconn"
 )
 
@@ -46,6 +47,7 @@ type config struct {
 	propDelay  time.Duration
 	propReads  int
 	seed       int64
+	staleCode  codes.Code
 	bufferSize int
 }
 
@@ -99,6 +101,18 @@ func WithPropagationReads(n int) Option {
 	return func(c *config) { c.propReads = max(n, 0) }
 }
 
+// WithStaleEtagCode sets the code SetIamPolicy answers for a stale etag:
+// ABORTED by default, as IAM does; FAILED_PRECONDITION imitates services that
+// answer a stale etag that way. The message is ConcurrentChangeMessage either
+// way. OK is ignored.
+func WithStaleEtagCode(code codes.Code) Option {
+	return func(c *config) {
+		if code != codes.OK {
+			c.staleCode = code
+		}
+	}
+}
+
 // New builds a fake IAM server. It listens on nothing yet: call StartBufconn
 // (or just ClientOptions or Dial, which start the in-memory listener on first
 // use) or Serve. Close must be called to release it.
@@ -107,6 +121,7 @@ func New(opts ...Option) *Server {
 		now:        time.Now,
 		sleep:      realSleep,
 		seed:       1,
+		staleCode:  codes.Aborted,
 		bufferSize: 1 << 20,
 	}
 	for _, o := range opts {
@@ -172,6 +187,24 @@ func (s *Server) SetPropagationReads(n int) {
 	s.cfgMu.Lock()
 	s.cfg.propReads = max(n, 0)
 	s.cfgMu.Unlock()
+}
+
+// SetStaleEtagCode changes the code of the stale-etag answer (see
+// WithStaleEtagCode). OK restores ABORTED.
+func (s *Server) SetStaleEtagCode(code codes.Code) {
+	if code == codes.OK {
+		code = codes.Aborted
+	}
+	s.cfgMu.Lock()
+	s.cfg.staleCode = code
+	s.cfgMu.Unlock()
+}
+
+// staleEtagCode returns the code of the stale-etag answer.
+func (s *Server) staleEtagCode() codes.Code {
+	s.cfgMu.RLock()
+	defer s.cfgMu.RUnlock()
+	return s.cfg.staleCode
 }
 
 // now reads the fake's clock.
