@@ -12,7 +12,8 @@ import (
 )
 
 // EmptyPolicyEtag is the etag of a resource whose policy was never written:
-// the bytes that IAM sends for an empty policy (base64 "ACAB").
+// the bytes that IAM sends for an empty policy (base64 "ACAB"). Treat it as
+// read-only; the fake hands out copies.
 var EmptyPolicyEtag = []byte{0x00, 0x20, 0x01}
 
 // ConcurrentChangeMessage is IAM's message for ABORTED when SetIamPolicy
