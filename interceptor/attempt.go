@@ -52,6 +52,12 @@ const (
 	ContextDeadline
 	// ContextDone: the caller's context ended (during an attempt or a wait).
 	ContextDone
+	// BudgetExhausted: the Retrier's retry budget refused the retry
+	// (WithRetryBudget): too many of its recent calls were retries.
+	BudgetExhausted
+	// ServerPushback: the server asked not to retry, with a negative or
+	// malformed grpc-retry-pushback-ms trailer (WithPushback).
+	ServerPushback
 )
 
 var reasonNames = [...]string{
@@ -63,6 +69,8 @@ var reasonNames = [...]string{
 	DeadlineReached: "retry deadline reached",
 	ContextDeadline: "context deadline too near",
 	ContextDone:     "context ended",
+	BudgetExhausted: "retry budget exhausted",
+	ServerPushback:  "server pushback",
 }
 
 // String returns a short phrase for the reason, such as "unsafe to retry".

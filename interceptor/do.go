@@ -33,6 +33,9 @@ type Task struct {
 // unchanged; when the context ends during a wait, an error whose gRPC code
 // is the context's and that wraps op's last error.
 func (r *Retrier) Do(ctx context.Context, t Task, op func(ctx context.Context) error) error {
+	if r.budget != nil {
+		r.budget.deposit()
+	}
 	err := op(ctx)
 	if err == nil {
 		return nil

@@ -51,6 +51,12 @@ func (r *Retrier) intercept(ctx context.Context, method string, req, reply any, 
 			notFound = true
 		}
 	}
+	if r.budget != nil {
+		r.budget.deposit()
+	}
+	if r.cfg.pushback {
+		return r.interceptWithTrailer(ctx, method, req, reply, cc, invoker, opts, disabled, notFound)
+	}
 	var err error
 	if r.cfg.perAttempt > 0 {
 		err = r.invokeWithTimeout(ctx, r.cfg.perAttempt, method, req, reply, cc, invoker, opts)
@@ -60,15 +66,35 @@ func (r *Retrier) intercept(ctx context.Context, method string, req, reply any, 
 	if err == nil {
 		return nil
 	}
-	return r.retryCall(ctx, method, req, reply, cc, invoker, opts, err, disabled, notFound)
+	return r.retryCall(ctx, method, req, reply, cc, invoker, opts, err, disabled, notFound, nil)
+}
+
+// interceptWithTrailer is intercept for WithPushback: every attempt reads
+// its trailer, which costs allocations even when the call succeeds.
+func (r *Retrier) interceptWithTrailer(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts []grpc.CallOption, disabled, notFound bool) error {
+	trailer := new(metadata.MD)
+	withTrailer := append(opts[:len(opts):len(opts)], grpc.Trailer(trailer))
+	var err error
+	if r.cfg.perAttempt > 0 {
+		err = r.invokeWithTimeout(ctx, r.cfg.perAttempt, method, req, reply, cc, invoker, withTrailer)
+	} else {
+		err = invoker(ctx, method, req, reply, cc, withTrailer...)
+	}
+	if err == nil {
+		return nil
+	}
+	return r.retryCall(ctx, method, req, reply, cc, invoker, opts, err, disabled, notFound, trailer)
 }
 
 // retryCall is the failure path, kept out of intercept so that the success
-// path stays small.
-func (r *Retrier) retryCall(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts []grpc.CallOption, err error, disabled, notFound bool) error {
+// path stays small. trailer, when not nil, receives each attempt's trailer.
+func (r *Retrier) retryCall(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts []grpc.CallOption, err error, disabled, notFound bool, trailer *metadata.MD) error {
 	var deadlineEnd time.Time // when the retry deadline ends, for per-attempt timeouts
 	if r.cfg.deadline > 0 && r.cfg.perAttempt > 0 {
 		deadlineEnd = r.cfg.clock.Now().Add(r.cfg.deadline)
+	}
+	if trailer != nil {
+		opts = append(opts[:len(opts):len(opts)], grpc.Trailer(trailer))
 	}
 	t := &task{
 		method:        method,
@@ -76,7 +102,11 @@ func (r *Retrier) retryCall(ctx context.Context, method string, req, reply any, 
 		checkSafe:     true,
 		disabled:      disabled,
 		retryNotFound: notFound,
+		trailer:       trailer,
 		again: func(ctx context.Context, n int) error {
+			if trailer != nil {
+				*trailer = nil
+			}
 			ctx = withAttempt(ctx, n)
 			if r.cfg.perAttempt > 0 {
 				d := r.cfg.perAttempt

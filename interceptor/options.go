@@ -32,7 +32,12 @@ type config struct {
 	random        func() float64
 	observers     []func(Attempt)
 	logger        logging.Logger
-	errs          []error
+	pushback      bool
+
+	budgetRatio     float64
+	budgetPerSecond float64
+	budgetOff       bool
+	errs            []error
 }
 
 func defaultConfig() config {
@@ -43,6 +48,9 @@ func defaultConfig() config {
 		safe:     SafeToRetry,
 		clock:    wallClock{},
 		random:   rand.Float64,
+
+		budgetRatio:     DefaultBudgetRatio,
+		budgetPerSecond: DefaultBudgetPerSecond,
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"github.com/iamretry/iamretry/codes"
@@ -15,7 +16,8 @@ import (
 // jitter. It is immutable once built and safe for concurrent use by any
 // number of calls; build one per client (or per process) and share it.
 type Retrier struct {
-	cfg config
+	cfg    config
+	budget *budget // nil: no budget
 }
 
 // New builds a Retrier from options applied over the defaults (the IAM
@@ -35,7 +37,11 @@ func New(opts ...Option) (*Retrier, error) {
 	if len(c.errs) > 0 {
 		return nil, errors.Join(c.errs...)
 	}
-	return &Retrier{cfg: c}, nil
+	r := &Retrier{cfg: c}
+	if !c.budgetOff {
+		r.budget = newBudget(c.budgetRatio, c.budgetPerSecond)
+	}
+	return r, nil
 }
 
 // Backoff returns the Retrier's backoff schedule.
@@ -52,6 +58,8 @@ type task struct {
 	classify      func(err error) codes.Class // nil: cfg.classify(method, err)
 	// again runs attempt n (n >= 2) and returns its error.
 	again func(ctx context.Context, n int) error
+	// trailer is the last attempt's trailer metadata (WithPushback), or nil.
+	trailer *metadata.MD
 }
 
 // run retries t after its first attempt failed with err, and returns nil once
@@ -66,7 +74,7 @@ func (r *Retrier) run(ctx context.Context, t *task, err error) error {
 		a := Attempt{Method: t.method, N: n, Err: err, Elapsed: now.Sub(start)}
 		a.Class, a.Reason = r.decide(ctx, t, err)
 		if a.Reason == Retry {
-			a.Reason = r.schedule(ctx, start, now, n, &a)
+			a.Reason = r.schedule(ctx, t, start, now, n, &a)
 		}
 		r.observe(ctx, &a)
 		if !a.Retrying {
@@ -126,18 +134,36 @@ func (r *Retrier) decide(ctx context.Context, t *task, err error) (codes.Class, 
 // attempt cap and both deadlines. It fills a.Wait and a.Retrying when the
 // wait may be started; a wait that would end after a deadline is never
 // started.
-func (r *Retrier) schedule(ctx context.Context, start, now time.Time, n int, a *Attempt) Reason {
+func (r *Retrier) schedule(ctx context.Context, t *task, start, now time.Time, n int, a *Attempt) Reason {
 	c := &r.cfg
 	if c.maxAttempts > 0 && n >= c.maxAttempts {
 		return MaxAttempts
 	}
 	wait := c.backoff.Delay(n-1, c.random())
+	// The server's word: RetryInfo is a floor on the wait; A6's trailer sets
+	// it exactly, or forbids the retry.
+	if d, ok := retryInfoDelay(a.Err); ok && d > wait {
+		wait = d
+	}
+	if t.trailer != nil {
+		switch d, state := trailerPushback(*t.trailer); state {
+		case pushbackWait:
+			wait = d
+		case pushbackStop:
+			return ServerPushback
+		}
+	}
 	end := now.Add(wait)
 	if c.deadline > 0 && end.After(start.Add(c.deadline)) {
 		return DeadlineReached
 	}
 	if dl, ok := ctx.Deadline(); ok && !end.Before(dl) {
 		return ContextDeadline
+	}
+	// Conflict reruns do not spend the budget: contention is bounded by the
+	// backoff and the deadline, and refusing them would lose the change.
+	if r.budget != nil && a.Class != codes.Conflict && !r.budget.withdraw(now) {
+		return BudgetExhausted
 	}
 	a.Wait, a.Retrying = wait, true
 	return Retry

@@ -1,0 +1,150 @@
+package interceptor
+
+import (
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Defaults of the retry budget (WithRetryBudget).
+const (
+	// DefaultBudgetRatio lets retries reach 20% of recent calls.
+	DefaultBudgetRatio = 0.2
+	// DefaultBudgetPerSecond lets 10 retries a second through on top of the
+	// ratio, so that a process with few calls can still retry.
+	DefaultBudgetPerSecond = 10
+	// BudgetBank is the most retries the ratio part of a budget saves up:
+	// it remembers the deposits of the last BudgetBank/ratio calls (500 at
+	// the default 20%), which is what "recent" means.
+	BudgetBank = 100
+)
+
+const milli = 1000 // the ratio bucket counts thousandths of a retry
+
+// budget is a Retrier's retry budget, shared by all its calls, in the
+// manner of gRPC's retry throttling (gRFC A6) and the SRE book's per-client
+// retry budget: two token buckets.
+//
+//   - The ratio bucket: every call deposits ratio tokens when it starts (up
+//     to BudgetBank tokens); it starts full. Depositing is one atomic load
+//     when the bucket is full (a healthy service) and reads no clock.
+//   - The floor bucket: refills at perSecond tokens a second, up to one
+//     second's worth (at least one token); it starts full. It is read only
+//     when a retry is asked for, on the failure path.
+//
+// A retry takes a whole token from the floor bucket, or else from the ratio
+// bucket; when neither has one the retry is refused. Under a full outage at a
+// steady rate of R calls a second, retries are therefore held to about
+// ratio*R + perSecond a second, after the saved-up tokens are spent.
+type budget struct {
+	ratio int64 // milli-tokens deposited per call
+	bank  int64 // milli-tokens at most
+	saved atomic.Int64
+
+	perSecond float64
+	floorCap  float64
+	mu        sync.Mutex
+	floor     float64
+	last      time.Time
+}
+
+func newBudget(ratio, perSecond float64) *budget {
+	b := &budget{
+		ratio:     int64(math.Round(ratio * milli)),
+		bank:      BudgetBank * milli,
+		perSecond: perSecond,
+		floorCap:  math.Max(1, perSecond),
+	}
+	b.saved.Store(b.bank)
+	b.floor = b.floorCap
+	return b
+}
+
+// deposit records one call. It reads no clock and allocates nothing.
+func (b *budget) deposit() {
+	for {
+		v := b.saved.Load()
+		if v >= b.bank || b.ratio == 0 {
+			return
+		}
+		if b.saved.CompareAndSwap(v, min(v+b.ratio, b.bank)) {
+			return
+		}
+	}
+}
+
+// withdraw takes a token for one retry at time now, and reports whether
+// there was one.
+func (b *budget) withdraw(now time.Time) bool {
+	if b.perSecond > 0 {
+		b.mu.Lock()
+		if !b.last.IsZero() && now.After(b.last) {
+			b.floor = math.Min(b.floorCap, b.floor+now.Sub(b.last).Seconds()*b.perSecond)
+		}
+		if b.last.IsZero() || now.After(b.last) {
+			b.last = now
+		}
+		ok := b.floor >= 1
+		if ok {
+			b.floor--
+		}
+		b.mu.Unlock()
+		if ok {
+			return true
+		}
+	}
+	for {
+		v := b.saved.Load()
+		if v < milli {
+			return false
+		}
+		if b.saved.CompareAndSwap(v, v-milli) {
+			return true
+		}
+	}
+}
+
+// WithRetryBudget sets the Retrier's retry budget, shared by all its calls:
+// retries may reach ratio of recent calls plus perSecond a second (see
+// BudgetBank for "recent"). A retry the budget refuses is not made: the call
+// returns its last error at once, and observers see Reason BudgetExhausted.
+// The budget is on by default with DefaultBudgetRatio (20%) and
+// DefaultBudgetPerSecond (10/s), generous enough that a healthy service
+// never feels it, while a fleet-wide outage cannot turn into a retry storm.
+// A fresh Retrier starts with both buckets full, so a lone failing call runs
+// its whole documented schedule.
+//
+// Transient and 404 retries spend the budget; the policy updater's reruns
+// after a conflict do not (contention is bounded by the backoff and the
+// deadline). ratio must be in [0, 1], perSecond >= 0, and not both 0 (to
+// never retry use WithMaxAttempts(1)). The success path's cost is one atomic
+// load (an atomic add while the bank refills); it reads no clock.
+func WithRetryBudget(ratio, perSecond float64) Option {
+	return func(c *config) {
+		bad := false
+		if !(ratio >= 0 && ratio <= 1) {
+			c.fail("WithRetryBudget: ratio is %v; it must be in [0, 1] (0.2: retries may reach 20%% of calls)", ratio)
+			bad = true
+		}
+		if !(perSecond >= 0) || math.IsInf(perSecond, 0) {
+			c.fail("WithRetryBudget: perSecond is %v; it must be a finite number >= 0", perSecond)
+			bad = true
+		}
+		if !bad && ratio == 0 && perSecond == 0 {
+			c.fail("WithRetryBudget(0, 0) allows no retry at all: use WithMaxAttempts(1) for that, or WithoutRetryBudget() for no budget")
+			bad = true
+		}
+		if bad {
+			return
+		}
+		c.budgetRatio, c.budgetPerSecond, c.budgetOff = ratio, perSecond, false
+	}
+}
+
+// WithoutRetryBudget turns the retry budget off: every retry the schedule
+// allows is made. Use it where something else bounds retries (a single
+// client, a test), not in a fleet.
+func WithoutRetryBudget() Option {
+	return func(c *config) { c.budgetOff = true }
+}

@@ -1,0 +1,52 @@
+package interceptor
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+
+	gax "github.com/googleapis/gax-go/v2"
+)
+
+var gaxOptionsType = reflect.TypeFor[[]gax.CallOption]()
+
+// DisableGAXRetries turns off the retries that a cloud.google.com/go (GAPIC)
+// client makes on its own through gax, so that the interceptor is the only
+// layer that retries. Retries stacked on retries multiply: the IAM admin
+// client retries seven methods on UNAVAILABLE and DEADLINE_EXCEEDED, and
+// each of its attempts would run the interceptor's whole schedule.
+//
+// callOptions is a client's CallOptions field, a pointer to a struct with
+// one []gax.CallOption per method:
+//
+//	client, err := admin.NewIamClient(ctx, option.WithGRPCDialOption(grpc.WithChainUnaryInterceptor(r.UnaryClientInterceptor())))
+//	...
+//	if err := interceptor.DisableGAXRetries(client.CallOptions); err != nil { ... }
+//
+// It appends gax.WithRetry(nil) to every method's options (the last retry
+// setting wins in gax), keeping their timeouts and everything else, and
+// copies each slice before it appends, so no other client's options change.
+// Anything that is not a non-nil pointer to such a struct is refused with an
+// error that says what to pass.
+func DisableGAXRetries(callOptions any) error {
+	v := reflect.ValueOf(callOptions)
+	if !v.IsValid() || v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
+		return fmt.Errorf("iamretry: DisableGAXRetries(%T): pass a GAPIC client's CallOptions, a non-nil pointer to a struct of []gax.CallOption fields (for example adminClient.CallOptions)", callOptions)
+	}
+	s := v.Elem()
+	n := 0
+	for i := range s.NumField() {
+		f := s.Field(i)
+		if f.Type() != gaxOptionsType || !f.CanSet() {
+			continue
+		}
+		opts := f.Interface().([]gax.CallOption)
+		f.Set(reflect.ValueOf(append(slices.Clip(opts), gax.WithRetry(nil))))
+		n++
+	}
+	if n == 0 {
+		return errors.New("iamretry: DisableGAXRetries(" + s.Type().String() + "): the struct has no []gax.CallOption field; pass a GAPIC client's CallOptions (for example adminClient.CallOptions)")
+	}
+	return nil
+}

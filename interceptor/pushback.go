@@ -1,0 +1,71 @@
+package interceptor
+
+import (
+	"errors"
+	"strconv"
+	"time"
+
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+)
+
+// PushbackTrailer is the trailer of gRPC's retry design (gRFC A6) in which
+// a server tells a client how long to wait before retrying, in milliseconds;
+// a negative or malformed value means "do not retry".
+const PushbackTrailer = "grpc-retry-pushback-ms"
+
+// WithPushback makes the interceptor honour the server's
+// grpc-retry-pushback-ms trailer (gRFC A6): a value >= 0 is the exact wait
+// before the next attempt (still never past a deadline: a wait that does not
+// fit ends the call at once); a negative or malformed one ends the call
+// (Reason ServerPushback). Reading trailers costs, on every call including
+// the ones that succeed, a copy of the call options with one more option and
+// the trailer map: a few allocations per call. It is therefore opt-in.
+//
+// google.rpc.RetryInfo in an error's details is always honoured, at no cost
+// on the success path: the wait is at least its retry_delay.
+func WithPushback() Option {
+	return func(c *config) { c.pushback = true }
+}
+
+// retryInfoDelay returns the retry_delay of a google.rpc.RetryInfo detail
+// of err, if it carries one.
+func retryInfoDelay(err error) (time.Duration, bool) {
+	var se interface{ GRPCStatus() *status.Status }
+	if !errors.As(err, &se) {
+		return 0, false
+	}
+	for _, d := range se.GRPCStatus().Details() {
+		if ri, ok := d.(*errdetails.RetryInfo); ok && ri.GetRetryDelay() != nil {
+			if dd := ri.GetRetryDelay().AsDuration(); dd > 0 {
+				return dd, true
+			}
+		}
+	}
+	return 0, false
+}
+
+type pushbackState uint8
+
+const (
+	pushbackNone pushbackState = iota // no trailer: the backoff decides
+	pushbackWait                      // wait exactly the duration given
+	pushbackStop                      // do not retry
+)
+
+// trailerPushback reads the A6 pushback trailer.
+func trailerPushback(md metadata.MD) (time.Duration, pushbackState) {
+	v := md.Get(PushbackTrailer)
+	if len(v) == 0 {
+		return 0, pushbackNone
+	}
+	ms, err := strconv.ParseInt(v[0], 10, 64)
+	if err != nil || ms < 0 || len(v) > 1 {
+		return 0, pushbackStop
+	}
+	if ms > int64(maxDuration/time.Millisecond) {
+		return maxDuration, pushbackWait
+	}
+	return time.Duration(ms) * time.Millisecond, pushbackWait
+}
