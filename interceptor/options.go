@@ -157,7 +157,8 @@ func WithPerAttemptTimeout(d time.Duration) Option {
 // WithRetryNotFound makes every call retry NOT_FOUND (HTTP 404), which IAM
 // answers while a resource just created is not visible yet (its reads are
 // eventually consistent). Without it, only calls that pass RetryNotFound()
-// retry NOT_FOUND.
+// retry NOT_FOUND. Prefer the per-call option where the calls include
+// deletes (see RetryNotFound).
 func WithRetryNotFound() Option {
 	return func(c *config) { c.retryNotFound = true }
 }
