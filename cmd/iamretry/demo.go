@@ -1,0 +1,494 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+	"time"
+
+	admin "cloud.google.com/go/iam/admin/apiv1"
+	"cloud.google.com/go/iam/admin/apiv1/adminpb"
+	iamapi "cloud.google.com/go/iam/apiv1"
+	"cloud.google.com/go/iam/apiv1/iampb"
+	gax "github.com/googleapis/gax-go/v2"
+	"google.golang.org/api/option"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	"github.com/iamretry/iamretry/interceptor"
+	"github.com/iamretry/iamretry/internal/fakeiam"
+)
+
+const demoLong = `
+Acts out Google's IAM retry guidance ("Retry failed requests") against an
+in-process fake IAM server (no credentials, no network), through the real
+cloud.google.com/go clients with the iamretry interceptor and policy updater:
+
+  0. the documented backoff schedule for the defaults;
+  1. GetIamPolicy meets UNAVAILABLE, INTERNAL, DEADLINE_EXCEEDED, then succeeds;
+  2. a new service account answers NOT_FOUND while it propagates: retried
+     because the call opted in (interceptor.RetryNotFound);
+  3. CreateServiceAccountKey fails UNAVAILABLE and is not retried (unsafe);
+  4. five writers race to add bindings to one policy: ABORTED conflicts,
+     reruns of the read-modify-write, all five land;
+  5. a write commits but its answer is lost: the rerun finds it done;
+  6. an outage longer than the retry deadline: the call gives up with the
+     server's error.
+
+It prints a timeline (time, method, attempt, code, HTTP status, retry class,
+decision, wait) and a summary, and exits 0 only if every step behaved as the
+guidance says. Time is virtual by default, so the real schedule shows and the
+demo ends in a second; --real-time waits it out on the wall clock.`
+
+type demoFlags struct {
+	json     bool
+	realTime bool
+	seed     uint64
+	rtt      time.Duration
+}
+
+func demoCommand() *command {
+	return &command{
+		name:    "demo",
+		summary: "act out the IAM retry guidance against a built-in fake (make demo)",
+		usage:   "iamretry demo [--json] [--real-time] [--seed N]",
+		long:    demoLong,
+		flags: func(fs *flag.FlagSet) func(context.Context, *cmdIO, []string) error {
+			f := &demoFlags{}
+			fs.BoolVar(&f.json, "json", false, "print the timeline and summary as JSON lines instead of text")
+			fs.BoolVar(&f.realTime, "real-time", false, "wait on the wall clock (the demo then takes about a minute and a half)")
+			fs.Uint64Var(&f.seed, "seed", 1, "seed of the jitter's random fractions (the story is the same for equal seeds)")
+			fs.DurationVar(&f.rtt, "rtt", 50*time.Millisecond, "round-trip time of every call to the fake")
+			return func(ctx context.Context, cio *cmdIO, args []string) error {
+				if len(args) > 0 {
+					return usagef("unexpected argument %q; demo takes flags only", args[0])
+				}
+				if err := checkNonNegative("rtt", f.rtt); err != nil {
+					return err
+				}
+				return runDemo(ctx, cio, f)
+			}
+		},
+	}
+}
+
+// demo is one run of the story.
+type demo struct {
+	flags *demoFlags
+	tl    *timeline
+	clk   storyClock
+	start time.Time
+	fake  *fakeiam.Server
+
+	mu       sync.Mutex
+	step     int
+	attempts []interceptor.Attempt // what observers saw in the current step
+
+	// the main clients (thread 0)
+	policy *iamapi.IamPolicyClient
+	admin  *admin.IamClient
+	closers []func() error
+
+	account *adminpb.ServiceAccount // created in step 2
+}
+
+// demoStep is one step of the story.
+type demoStep struct {
+	n        int // its number in the issue's story
+	title    string
+	story    string // for the summary
+	guidance string
+	run      func(ctx context.Context, d *demo, s *stepState) error
+}
+
+// stepState collects what a step checks.
+type stepState struct {
+	n       int
+	checks  []check
+	outcome string
+}
+
+func (s *stepState) expect(ok bool, format string, args ...any) bool {
+	s.checks = append(s.checks, check{What: fmt.Sprintf(format, args...), OK: ok})
+	return ok
+}
+
+func runDemo(ctx context.Context, cio *cmdIO, f *demoFlags) (err error) {
+	// A watchdog, on the wall clock: the demo must never hang a terminal or
+	// a CI job. It cancels rather than sets a deadline, because a context
+	// deadline is wall-clock time and the demo's calls run on virtual time.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if !f.realTime {
+		stop := time.AfterFunc(25*time.Second, cancel)
+		defer stop.Stop()
+	}
+
+	d := &demo{flags: f, tl: &timeline{w: cio.stdout, json: f.json, color: !f.json && isTerminal(cio.stdout)}}
+	if f.realTime {
+		d.clk = wallClock{}
+	} else {
+		d.clk = newSimClock(time.Now())
+	}
+	d.start = d.clk.Now()
+	d.fake = fakeiam.New(fakeiam.WithClock(d.clk.Now), fakeiam.WithSeed(int64(f.seed)))
+	defer d.fake.Close()
+	defer func() {
+		for i := len(d.closers) - 1; i >= 0; i-- {
+			if cerr := d.closers[i](); cerr != nil && err == nil {
+				err = cerr
+			}
+		}
+	}()
+	if err := d.fake.StartBufconn(); err != nil {
+		return err
+	}
+	if d.policy, d.admin, err = d.clients(ctx, "", f.seed); err != nil {
+		return err
+	}
+
+	clock := "virtual time: the real schedule, shown in a second; --real-time waits it out"
+	if f.realTime {
+		clock = "real time"
+	}
+	d.tl.text(d.tl.paint(cBold, "iamretry demo") + ": Google's IAM retry guidance, acted out against an in-process fake IAM server\n" +
+		d.tl.paint(cDim, "("+clock+"; every call takes a "+fmtDur(f.rtt)+" round trip)") + "\n\n")
+	d.tl.schedule(documentedSchedule())
+
+	var results []stepResult
+	allOK := true
+	for _, st := range demoSteps() {
+		r := d.runStep(ctx, st.n, st)
+		results = append(results, r)
+		allOK = allOK && r.OK
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	d.tl.summary(summary{OK: allOK, Steps: results})
+	if d.tl.err != nil {
+		return d.tl.err
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("interrupted: %w", ctx.Err())
+	}
+	if !allOK {
+		return errSilentFailure
+	}
+	return nil
+}
+
+func (d *demo) runStep(ctx context.Context, n int, st demoStep) stepResult {
+	d.mu.Lock()
+	d.step = n
+	d.attempts = nil
+	d.mu.Unlock()
+	d.fake.ResetFaults()
+	d.fake.ResetCalls()
+	d.tl.step(stepHeader{Step: n, Title: st.title, Guidance: st.guidance})
+	s := &stepState{n: n}
+	start := d.clk.Now()
+	err := st.run(ctx, d, s)
+	took := d.clk.Now().Sub(start)
+	if err != nil {
+		s.expect(false, "the step ran to its end (%v)", err)
+	}
+	ok := len(s.checks) > 0
+	for _, c := range s.checks {
+		ok = ok && c.OK
+	}
+	r := stepResult{Type: "result", Step: n, Story: st.story, Calls: d.fake.CountCalls(fakeiam.AnyMethod),
+		TookMS: took.Milliseconds(), took: took, Outcome: s.outcome, OK: ok, Checks: s.checks}
+	d.tl.result(r)
+	return r
+}
+
+// since is the time since the demo started, on its clock.
+func (d *demo) since() time.Duration { return d.clk.Now().Sub(d.start) }
+
+func (d *demo) currentStep() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.step
+}
+
+// stepAttempts returns what the observers saw so far in this step.
+func (d *demo) stepAttempts() []interceptor.Attempt {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]interceptor.Attempt(nil), d.attempts...)
+}
+
+// observer prints every failed attempt with the Retrier's decision, and
+// records it for the step's checks.
+func (d *demo) observer(who string) func(interceptor.Attempt) {
+	return func(a interceptor.Attempt) {
+		d.mu.Lock()
+		d.attempts = append(d.attempts, a)
+		step := d.step
+		d.mu.Unlock()
+		d.tl.attempt(newAttemptRow(step, d.since(), who, a.Method, a.N, status.Code(a.Err), a.Class.String(), decision(a), a.Wait))
+	}
+}
+
+func decision(a interceptor.Attempt) string {
+	if a.Reason == interceptor.Retry {
+		return "retry"
+	}
+	return "give up: " + a.Reason.String()
+}
+
+// wire is the innermost interceptor: it models the network (each call takes
+// the round-trip time on the story's clock) and prints the attempts that
+// succeed; the observer prints the ones that fail.
+func (d *demo) wire(who string) grpc.UnaryClientInterceptor {
+	return func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+		if err := d.clk.Sleep(ctx, d.flags.rtt); err != nil {
+			return status.FromContextError(err).Err()
+		}
+		err := invoker(ctx, method, req, reply, cc, opts...)
+		if err == nil {
+			n := 1
+			if md, ok := metadata.FromOutgoingContext(ctx); ok {
+				if v := md.Get(interceptor.AttemptMetadataKey); len(v) > 0 {
+					if k, perr := strconv.Atoi(v[0]); perr == nil {
+						n = k + 1
+					}
+				}
+			}
+			d.tl.attempt(newAttemptRow(d.currentStep(), d.since(), who, method, n, codes.OK, "", "ok", 0))
+		}
+		return err
+	}
+}
+
+// retrierOptions are the options of every Retrier in the story: the story's
+// clock, a seeded random source of its own, and the observer.
+func (d *demo) retrierOptions(who string, seed uint64) []interceptor.Option {
+	return []interceptor.Option{
+		interceptor.WithClock(d.clk),
+		interceptor.WithRandom(seededRandom(seed)),
+		interceptor.WithObserver(d.observer(who)),
+	}
+}
+
+// clients builds an IAMPolicy client and an IAM admin client on the fake,
+// with a Retrier of their own as a dial option.
+func (d *demo) clients(ctx context.Context, who string, seed uint64) (*iamapi.IamPolicyClient, *admin.IamClient, error) {
+	r, err := interceptor.New(d.retrierOptions(who, seed)...)
+	if err != nil {
+		return nil, nil, err
+	}
+	opts := append(d.fake.ClientOptions(),
+		option.WithGRPCDialOption(grpc.WithChainUnaryInterceptor(r.UnaryClientInterceptor(), d.wire(who))))
+	pc, err := iamapi.NewIamPolicyClient(ctx, opts...)
+	if err != nil {
+		return nil, nil, err
+	}
+	d.closers = append(d.closers, pc.Close)
+	ac, err := admin.NewIamClient(ctx, opts...)
+	if err != nil {
+		return nil, nil, err
+	}
+	d.closers = append(d.closers, ac.Close)
+	// Retry at one layer: GAPIC clients retry some methods themselves
+	// through gax, on real timers; under them every gax attempt would run
+	// the interceptor's whole schedule again. Empty CallOptions leave the
+	// retrying to the interceptor alone.
+	pc.CallOptions = &iamapi.IamPolicyCallOptions{}
+	ac.CallOptions = &admin.IamCallOptions{}
+	return pc, ac, nil
+}
+
+// seededRandom is a random source for WithRandom: seeded, so the story is
+// the same on every run, and safe for concurrent use.
+func seededRandom(seed uint64) func() float64 {
+	var mu sync.Mutex
+	r := rand.New(rand.NewPCG(seed, 0x1a3e7))
+	return func() float64 {
+		mu.Lock()
+		defer mu.Unlock()
+		return r.Float64()
+	}
+}
+
+// documentedSchedule computes step 0 from the defaults themselves.
+func documentedSchedule() scheduleInfo {
+	b := interceptor.DefaultBackoff()
+	deadline := interceptor.DefaultDeadline
+	almost1 := math.Nextafter(1, 0)
+	info := scheduleInfo{Type: "schedule_info", InitialMS: b.Initial.Milliseconds(), Multiplier: b.Multiplier,
+		MaxBackoffMS: b.Max.Milliseconds(), DeadlineMS: deadline.Milliseconds(),
+		deadline: deadline, max: b.Max, initial: b.Initial}
+	nb := b
+	nb.Jitter = interceptor.NoJitter
+	var soonest time.Duration // the earliest the waits so far can end
+	info.MaxAttempts = 0
+	for n := 0; ; n++ {
+		base := nb.Delay(n, 0)
+		lo, hi := b.Delay(n, 0), b.Delay(n, almost1)
+		hi = hi.Truncate(time.Millisecond) // [lo, hi] shown to the millisecond: hi < lo+1s
+		r := scheduleRow{Type: "schedule", Retry: n, BaseMS: base.Milliseconds(),
+			JitterMin: (lo - base).Milliseconds(), JitterMax: (hi - base).Milliseconds(),
+			WaitMin: lo.Milliseconds(), WaitMax: hi.Milliseconds(), Truncated: lo == hi && base == b.Max,
+			base: base, jitterMin: lo - base, jitterMax: hi - base + time.Millisecond, waitMin: lo, waitMax: hi}
+		if r.Truncated {
+			r.jitterMax = 0
+		}
+		info.Rows = append(info.Rows, r)
+		if info.MaxAttempts == 0 && soonest+lo > deadline {
+			info.MaxAttempts = n + 1
+		}
+		soonest += lo
+		if r.Truncated && info.MaxAttempts > 0 {
+			break
+		}
+	}
+	return info
+}
+
+// demoSteps is the story.
+func demoSteps() []demoStep {
+	return []demoStep{
+		{
+			n:        1,
+			title:    "Transient failures are retried with backoff",
+			story:    "UNAVAILABLE, INTERNAL, DEADLINE_EXCEEDED, then OK",
+			guidance: "The guidance: retry 500, 502, 503 and 504 with truncated exponential backoff with jitter.",
+			run:      stepTransient,
+		},
+		{
+			n:        2,
+			title:    "A new service account is not visible yet: NOT_FOUND, retried on request",
+			story:    "new account NOT_FOUND twice, opted in",
+			guidance: "The guidance: IAM is eventually consistent; a 404 right after a create may be retried. Only calls that opt in do.",
+			run:      stepPropagation,
+		},
+		{
+			n:        3,
+			title:    "CreateServiceAccountKey fails UNAVAILABLE and is not retried",
+			story:    "CreateServiceAccountKey not retried",
+			guidance: "Only requests that are safe to repeat are retried: each CreateServiceAccountKey mints a new private key.",
+			run:      stepUnsafe,
+		},
+		{
+			n:        6,
+			title:    "An outage longer than the retry deadline",
+			story:    "outage outlasts the deadline: gives up",
+			guidance: "The guidance: keep retrying until a deadline, then give up with the error the server sent.",
+			run:      stepOutage,
+		},
+	}
+}
+
+var demoPolicyResource = "projects/demo-project/topics/orders"
+
+// step 1.
+func stepTransient(ctx context.Context, d *demo, s *stepState) error {
+	d.fake.FailNext(fakeiam.MethodGetIamPolicy, 1, codes.Unavailable)
+	d.fake.FailNext(fakeiam.MethodGetIamPolicy, 1, codes.Internal)
+	d.fake.FailNext(fakeiam.MethodGetIamPolicy, 1, codes.DeadlineExceeded)
+	_, err := d.policy.GetIamPolicy(ctx, &iampb.GetIamPolicyRequest{Resource: demoPolicyResource})
+	calls := d.fake.Calls()
+	s.outcome = "OK after 3 retries"
+	if err != nil {
+		s.outcome = codeName(status.Code(err))
+	}
+	s.expect(err == nil, "GetIamPolicy succeeded (err: %v)", errOrNone(err))
+	s.expect(len(calls) == 4, "the fake saw 4 calls: 3 failures and the success (saw %d)", len(calls))
+	var waits []string
+	for _, a := range d.stepAttempts() {
+		waits = append(waits, fmtDur(a.Wait))
+	}
+	s.expect(len(waits) == 3, "3 waits, each from the documented schedule: %v", waits)
+	return nil
+}
+
+// step 2.
+func stepPropagation(ctx context.Context, d *demo, s *stepState) error {
+	d.fake.SetPropagationReads(2)
+	defer d.fake.SetPropagationReads(0)
+	sa, err := d.admin.CreateServiceAccount(ctx, &adminpb.CreateServiceAccountRequest{
+		Name: "projects/demo-project", AccountId: "deployer",
+		ServiceAccount: &adminpb.ServiceAccount{DisplayName: "deployer"},
+	})
+	if !s.expect(err == nil, "CreateServiceAccount succeeded (err: %v)", errOrNone(err)) {
+		return nil
+	}
+	d.account = sa
+	d.tl.note(s.n, "created "+sa.Email+"; reading it back at once, with gax.WithGRPCOptions(interceptor.RetryNotFound())")
+	got, err := d.admin.GetServiceAccount(ctx, &adminpb.GetServiceAccountRequest{Name: sa.Name},
+		gax.WithGRPCOptions(interceptor.RetryNotFound()))
+	notFound := 0
+	for _, c := range d.fake.Calls() {
+		if c.Method == fakeiam.MethodGetServiceAccount && c.Code == codes.NotFound {
+			notFound++
+		}
+	}
+	s.outcome = "visible after 2 retries"
+	if err != nil {
+		s.outcome = codeName(status.Code(err))
+	}
+	s.expect(err == nil && got.GetEmail() == sa.Email, "GetServiceAccount found the new account (err: %v)", errOrNone(err))
+	s.expect(notFound == 2, "it answered NOT_FOUND twice first, and both were retried (NOT_FOUND answers: %d)", notFound)
+	s.expect(d.fake.CountCalls(fakeiam.MethodGetServiceAccount) == 3, "3 GetServiceAccount calls in all (saw %d)", d.fake.CountCalls(fakeiam.MethodGetServiceAccount))
+	return nil
+}
+
+// step 3.
+func stepUnsafe(ctx context.Context, d *demo, s *stepState) error {
+	if d.account == nil {
+		return errors.New("no service account: step 2 failed")
+	}
+	d.fake.FailNext(fakeiam.MethodCreateServiceAccountKey, 1, codes.Unavailable)
+	_, err := d.admin.CreateServiceAccountKey(ctx, &adminpb.CreateServiceAccountKeyRequest{Name: d.account.Name})
+	s.outcome = codeName(status.Code(err)) + ", not retried"
+	var reason interceptor.Reason = 255
+	if as := d.stepAttempts(); len(as) > 0 {
+		reason = as[len(as)-1].Reason
+	}
+	d.tl.note(s.n, "why: each call mints a new private key; had the first one committed and only its answer been lost, "+
+		"a retry would leave a live key that nobody holds. The caller decides: list the account's keys, then create again if none was made.")
+	s.expect(status.Code(err) == codes.Unavailable, "the caller got the server's UNAVAILABLE (got %s)", codeName(status.Code(err)))
+	s.expect(d.fake.CountCalls(fakeiam.MethodCreateServiceAccountKey) == 1, "exactly 1 CreateServiceAccountKey call reached the fake (saw %d)", d.fake.CountCalls(fakeiam.MethodCreateServiceAccountKey))
+	s.expect(reason == interceptor.Unsafe, "the interceptor said why: %q", reason.String())
+	s.expect(len(d.fake.ServiceAccountKeys(d.account.Name)) == 0, "no key was minted")
+	return nil
+}
+
+// step 6.
+func stepOutage(ctx context.Context, d *demo, s *stepState) error {
+	now := d.clk.Now()
+	d.fake.SetOutage(now, now.Add(10*time.Minute), codes.Unavailable)
+	d.tl.note(s.n, "the fake is down for 10 minutes; the retry deadline is "+fmtDur(interceptor.DefaultDeadline)+" from the first failure")
+	start := d.clk.Now()
+	_, err := d.policy.GetIamPolicy(ctx, &iampb.GetIamPolicyRequest{Resource: demoPolicyResource})
+	took := d.clk.Now().Sub(start)
+	as := d.stepAttempts()
+	var last interceptor.Attempt
+	if len(as) > 0 {
+		last = as[len(as)-1]
+	}
+	want := documentedSchedule().MaxAttempts
+	s.outcome = fmt.Sprintf("%s after %d attempts", codeName(status.Code(err)), len(as))
+	s.expect(status.Code(err) == codes.Unavailable, "the caller got the server's last error, UNAVAILABLE (got %s)", codeName(status.Code(err)))
+	s.expect(d.fake.CountCalls(fakeiam.MethodGetIamPolicy) == want, "%d attempts, as the schedule allows within the deadline (saw %d)", want, d.fake.CountCalls(fakeiam.MethodGetIamPolicy))
+	s.expect(last.Reason == interceptor.DeadlineReached, "it stopped because the next wait would end past the deadline (%q)", last.Reason.String())
+	s.expect(last.Elapsed < interceptor.DefaultDeadline && took < interceptor.DefaultDeadline,
+		"it gave up at once, %s after the first failure, not after waiting out the deadline", fmtDur(last.Elapsed))
+	return nil
+}
+
+func errOrNone(err error) string {
+	if err == nil {
+		return "none"
+	}
+	return err.Error()
+}

@@ -1,0 +1,187 @@
+// Command iamretry shows, simulates and applies Google's IAM guidance for
+// retrying failed requests ("Retry failed requests"): truncated exponential
+// backoff with jitter for 500/502/503/504, opt-in retries of 404 while a new
+// resource propagates, and a rerun of the whole read-modify-write on 409.
+//
+//	iamretry demo          the whole story against an in-process fake (make demo)
+//	iamretry simulate      the thundering herd, with and without jitter
+//	iamretry fake-server   the fake IAM server on a TCP port, with faults
+//	iamretry policy        get, add-binding, remove-binding with retries
+//
+// Run "iamretry help" for the commands and "iamretry CMD -h" for the flags of
+// one. Exit codes: 0 success, 1 failure, 2 usage error.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+)
+
+// Exit codes.
+const (
+	exitOK      = 0
+	exitFailure = 1
+	exitUsage   = 2
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// command is one subcommand of iamretry.
+type command struct {
+	name    string
+	summary string // one line for "iamretry help"
+	usage   string // the synopsis, e.g. "iamretry demo [flags]"
+	long    string // what it does, for "iamretry CMD -h"
+	// flags defines the command's flags on fs and returns the function that
+	// runs it once they are parsed; args are the remaining arguments.
+	flags func(fs *flag.FlagSet) func(ctx context.Context, io *cmdIO, args []string) error
+}
+
+// cmdIO is where a command writes.
+type cmdIO struct {
+	stdout, stderr io.Writer
+}
+
+// commands in the order "iamretry help" lists them.
+func commands() []*command {
+	return []*command{demoCommand()}
+}
+
+func findCommand(name string) *command {
+	for _, c := range commands() {
+		if c.name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// run is the whole program, minus the process: it parses args (without the
+// program name), runs the command and returns the exit code. Tests call it
+// in-process.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	cio := &cmdIO{stdout: stdout, stderr: stderr}
+	if len(args) == 0 {
+		writeHelp(stderr)
+		fmt.Fprintln(stderr, "\niamretry: no command given; try 'iamretry demo'.")
+		return exitUsage
+	}
+	name, rest := args[0], args[1:]
+	switch name {
+	case "help", "-h", "-help", "--help":
+		if name == "help" && len(rest) > 0 {
+			c := findCommand(rest[0])
+			if c == nil {
+				return usageFail(stderr, "help", fmt.Errorf("unknown command %q", rest[0]), "Run 'iamretry help' for the list of commands.")
+			}
+			if c.name == "policy" && len(rest) > 1 {
+				return runCommand(ctx, c, append(rest[1:2:2], "-h"), cio)
+			}
+			return runCommand(ctx, c, []string{"-h"}, cio)
+		}
+		writeHelp(stdout)
+		return exitOK
+	}
+	c := findCommand(name)
+	if c == nil {
+		return usageFail(stderr, "", fmt.Errorf("unknown command %q", name), "Run 'iamretry help' for the list of commands.")
+	}
+	return runCommand(ctx, c, rest, cio)
+}
+
+// runCommand parses a command's flags and runs it.
+func runCommand(ctx context.Context, c *command, args []string, cio *cmdIO) int {
+	fs := flag.NewFlagSet("iamretry "+c.name, flag.ContinueOnError)
+	runFn := c.flags(fs)
+	return parseAndRun(ctx, fs, c.name, c.usage, c.long, args, cio, runFn)
+}
+
+// parseAndRun parses args into fs and runs fn; it maps -h, usage errors and
+// failures to their exit codes. name is the command as the user typed it
+// ("demo", "policy get").
+func parseAndRun(ctx context.Context, fs *flag.FlagSet, name, usage, long string, args []string, cio *cmdIO, fn func(context.Context, *cmdIO, []string) error) int {
+	fs.SetOutput(io.Discard) // errors are reported below, in one style
+	fs.Usage = func() {}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			writeCommandHelp(cio.stdout, fs, usage, long)
+			return exitOK
+		}
+		return usageFail(cio.stderr, name, err, "Run 'iamretry "+name+" -h' for usage.")
+	}
+	err := fn(ctx, cio, fs.Args())
+	var ue *usageError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &ue):
+		hint := ue.hint
+		if hint == "" {
+			hint = "Run 'iamretry " + name + " -h' for usage."
+		}
+		return usageFail(cio.stderr, name, errors.New(ue.msg), hint)
+	case errors.Is(err, errSilentFailure):
+		return exitFailure
+	default:
+		fmt.Fprintf(cio.stderr, "iamretry %s: %v\n", name, err)
+		return exitFailure
+	}
+}
+
+// errSilentFailure makes a command exit 1 without a message: it has said
+// what went wrong already.
+var errSilentFailure = errors.New("failed")
+
+func usageFail(w io.Writer, name string, err error, hint string) int {
+	prefix := "iamretry"
+	if name != "" {
+		prefix += " " + name
+	}
+	fmt.Fprintf(w, "%s: %v\n%s\n", prefix, err, hint)
+	return exitUsage
+}
+
+func writeHelp(w io.Writer) {
+	var b strings.Builder
+	b.WriteString(`iamretry retries Google Cloud IAM calls the way Google's IAM guidance
+("Retry failed requests") says, and shows why.
+
+Usage:
+  iamretry COMMAND [flags]
+
+Commands:
+`)
+	for _, c := range commands() {
+		fmt.Fprintf(&b, "  %-12s %s\n", c.name, c.summary)
+	}
+	b.WriteString(`  help         this text; "iamretry help COMMAND" for one command
+
+Run "iamretry COMMAND -h" for a command's flags.
+Exit codes: 0 success, 1 failure, 2 usage error.
+`)
+	io.WriteString(w, b.String())
+}
+
+func writeCommandHelp(w io.Writer, fs *flag.FlagSet, usage, long string) {
+	fmt.Fprintf(w, "Usage:\n  %s\n\n%s\n", usage, strings.TrimSpace(long))
+	n := 0
+	fs.VisitAll(func(*flag.Flag) { n++ })
+	if n > 0 {
+		fmt.Fprintln(w, "\nFlags:")
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
+	}
+}
