@@ -92,8 +92,8 @@ type demo struct {
 	attempts []interceptor.Attempt // what observers saw in the current step
 
 	// the main clients (thread 0)
-	policy *iamapi.IamPolicyClient
-	admin  *admin.IamClient
+	policy  *iamapi.IamPolicyClient
+	admin   *admin.IamClient
 	closers []func() error
 
 	account *adminpb.ServiceAccount // created in step 2

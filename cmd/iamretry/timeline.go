@@ -160,17 +160,17 @@ func (t *timeline) step(h stepHeader) {
 
 // attemptRow is one attempt of one call (or one read-modify-write run).
 type attemptRow struct {
-	Type     string        `json:"type"` // "attempt"
-	Step     int           `json:"step"`
-	AtMS     int64         `json:"t_ms"` // since the demo started, on its clock
-	Who      string        `json:"who,omitempty"`
-	Method   string        `json:"method"`
-	Attempt  int           `json:"attempt"`
-	Code     string        `json:"code"`
-	HTTP     int           `json:"http"`
-	Class    string        `json:"class,omitempty"`
-	Decision string        `json:"decision"`
-	WaitMS   int64         `json:"wait_ms"`
+	Type     string `json:"type"` // "attempt"
+	Step     int    `json:"step"`
+	AtMS     int64  `json:"t_ms"` // since the demo started, on its clock
+	Who      string `json:"who,omitempty"`
+	Method   string `json:"method"`
+	Attempt  int    `json:"attempt"`
+	Code     string `json:"code"`
+	HTTP     int    `json:"http"`
+	Class    string `json:"class,omitempty"`
+	Decision string `json:"decision"`
+	WaitMS   int64  `json:"wait_ms"`
 	at, wait time.Duration
 	code     codes.Code
 	giveUp   bool // a retryable failure that was given up, or not retried
