@@ -56,7 +56,7 @@ type cmdIO struct {
 
 // commands in the order "iamretry help" lists them.
 func commands() []*command {
-	return []*command{demoCommand()}
+	return []*command{demoCommand(), simulateCommand()}
 }
 
 func findCommand(name string) *command {

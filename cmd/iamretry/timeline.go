@@ -221,8 +221,12 @@ func (t *timeline) attempt(r attemptRow) {
 }
 
 // shortMethod drops the package of a full gRPC method name:
-// "/google.iam.v1.IAMPolicy/GetIamPolicy" -> "IAMPolicy.GetIamPolicy".
+// "/google.iam.v1.IAMPolicy/GetIamPolicy" -> "IAMPolicy.GetIamPolicy", and
+// the resource of the updater's "policy.Update RESOURCE".
 func shortMethod(m string) string {
+	if strings.HasPrefix(m, "policy.Update ") {
+		return "policy.Update" // the resource is in the step's note
+	}
 	if !strings.HasPrefix(m, "/") {
 		return m
 	}
