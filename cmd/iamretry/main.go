@@ -20,6 +20,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 )
@@ -56,7 +57,7 @@ type cmdIO struct {
 
 // commands in the order "iamretry help" lists them.
 func commands() []*command {
-	return []*command{demoCommand(), simulateCommand()}
+	return []*command{demoCommand(), simulateCommand(), fakeServerCommand()}
 }
 
 func findCommand(name string) *command {
@@ -123,9 +124,12 @@ func parseAndRun(ctx context.Context, fs *flag.FlagSet, name, usage, long string
 	}
 	err := fn(ctx, cio, fs.Args())
 	var ue *usageError
+	var ec exitCodeError
 	switch {
 	case err == nil:
 		return exitOK
+	case errors.As(err, &ec):
+		return int(ec)
 	case errors.As(err, &ue):
 		hint := ue.hint
 		if hint == "" {
@@ -139,6 +143,12 @@ func parseAndRun(ctx context.Context, fs *flag.FlagSet, name, usage, long string
 		return exitFailure
 	}
 }
+
+// exitCodeError carries the exit code of a subcommand that has already
+// reported what went wrong.
+type exitCodeError int
+
+func (e exitCodeError) Error() string { return "exit " + strconv.Itoa(int(e)) }
 
 // errSilentFailure makes a command exit 1 without a message: it has said
 // what went wrong already.
