@@ -27,6 +27,11 @@ var gaxOptionsType = reflect.TypeFor[[]gax.CallOption]()
 // It appends gax.WithRetry(nil) to every method's options (the last retry
 // setting wins in gax), keeping their timeouts and everything else, and
 // copies each slice before it appends, so no other client's options change.
+//
+// The timeouts it keeps are context deadlines (60 s for most admin methods),
+// and a context deadline wins over the Retrier's own: to retry longer than
+// that, give the call a context with its own deadline (gax then ignores its
+// timeout) or append gax.WithTimeout to the method's options.
 // Anything that is not a non-nil pointer to such a struct is refused with an
 // error that says what to pass.
 func DisableGAXRetries(callOptions any) error {
