@@ -32,11 +32,11 @@ func WithPushback() Option {
 // retryInfoDelay returns the retry_delay of a google.rpc.RetryInfo detail
 // of err, if it carries one.
 func retryInfoDelay(err error) (time.Duration, bool) {
-	var se interface{ GRPCStatus() *status.Status }
-	if !errors.As(err, &se) {
+	st := statusOf(err)
+	if st == nil {
 		return 0, false
 	}
-	for _, d := range se.GRPCStatus().Details() {
+	for _, d := range st.Details() {
 		if ri, ok := d.(*errdetails.RetryInfo); ok && ri.GetRetryDelay() != nil {
 			if dd := ri.GetRetryDelay().AsDuration(); dd > 0 {
 				return dd, true
@@ -44,6 +44,25 @@ func retryInfoDelay(err error) (time.Duration, bool) {
 		}
 	}
 	return 0, false
+}
+
+type grpcStatuser interface{ GRPCStatus() *status.Status }
+
+// statusOf returns err's gRPC status, or nil. A status error as gRPC returns
+// it costs no allocation; a wrapped one is found with errors.As.
+func statusOf(err error) *status.Status {
+	if se, ok := err.(grpcStatuser); ok {
+		return se.GRPCStatus()
+	}
+	return statusAs(err)
+}
+
+func statusAs(err error) *status.Status {
+	var se grpcStatuser
+	if errors.As(err, &se) {
+		return se.GRPCStatus()
+	}
+	return nil
 }
 
 type pushbackState uint8
