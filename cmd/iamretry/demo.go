@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -22,7 +23,9 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	iamcodes "github.com/iamretry/iamretry/codes"
 	"github.com/iamretry/iamretry/interceptor"
+	"github.com/iamretry/iamretry/interceptor/policy"
 	"github.com/iamretry/iamretry/internal/fakeiam"
 )
 
@@ -63,7 +66,7 @@ func demoCommand() *command {
 		flags: func(fs *flag.FlagSet) func(context.Context, *cmdIO, []string) error {
 			f := &demoFlags{}
 			fs.BoolVar(&f.json, "json", false, "print the timeline and summary as JSON lines instead of text")
-			fs.BoolVar(&f.realTime, "real-time", false, "wait on the wall clock (the demo then takes about a minute and a half)")
+			fs.BoolVar(&f.realTime, "real-time", false, "wait on the wall clock (the demo then takes about a minute)")
 			fs.Uint64Var(&f.seed, "seed", 1, "seed of the jitter's random fractions (the story is the same for equal seeds)")
 			fs.DurationVar(&f.rtt, "rtt", 50*time.Millisecond, "round-trip time of every call to the fake")
 			return func(ctx context.Context, cio *cmdIO, args []string) error {
@@ -150,7 +153,7 @@ func runDemo(ctx context.Context, cio *cmdIO, f *demoFlags) (err error) {
 	if err := d.fake.StartBufconn(); err != nil {
 		return err
 	}
-	if d.policy, d.admin, err = d.clients(ctx, "", f.seed); err != nil {
+	if d.policy, d.admin, err = d.clients(ctx, "", f.seed, true); err != nil {
 		return err
 	}
 
@@ -164,7 +167,7 @@ func runDemo(ctx context.Context, cio *cmdIO, f *demoFlags) (err error) {
 
 	var results []stepResult
 	allOK := true
-	for _, st := range demoSteps() {
+	for _, st := range storySteps() {
 		r := d.runStep(ctx, st.n, st)
 		results = append(results, r)
 		allOK = allOK && r.OK
@@ -239,8 +242,13 @@ func (d *demo) observer(who string) func(interceptor.Attempt) {
 }
 
 func decision(a interceptor.Attempt) string {
-	if a.Reason == interceptor.Retry {
+	switch {
+	case a.Reason == interceptor.Retry && strings.HasPrefix(a.Method, "policy.Update "):
+		return "rerun read-modify-write"
+	case a.Reason == interceptor.Retry:
 		return "retry"
+	case a.Reason == interceptor.NotRetryable && a.Class == iamcodes.Conflict:
+		return "to the caller: a conflict"
 	}
 	return "give up: " + a.Reason.String()
 }
@@ -279,9 +287,9 @@ func (d *demo) retrierOptions(who string, seed uint64) []interceptor.Option {
 	}
 }
 
-// clients builds an IAMPolicy client and an IAM admin client on the fake,
-// with a Retrier of their own as a dial option.
-func (d *demo) clients(ctx context.Context, who string, seed uint64) (*iamapi.IamPolicyClient, *admin.IamClient, error) {
+// clients builds an IAMPolicy client and, withAdmin, an IAM admin client on
+// the fake, with a Retrier of their own as a dial option.
+func (d *demo) clients(ctx context.Context, who string, seed uint64, withAdmin bool) (*iamapi.IamPolicyClient, *admin.IamClient, error) {
 	r, err := interceptor.New(d.retrierOptions(who, seed)...)
 	if err != nil {
 		return nil, nil, err
@@ -293,17 +301,20 @@ func (d *demo) clients(ctx context.Context, who string, seed uint64) (*iamapi.Ia
 		return nil, nil, err
 	}
 	d.closers = append(d.closers, pc.Close)
+	// Retry at one layer: GAPIC clients retry some methods themselves
+	// through gax, on real timers; over the interceptor every gax attempt
+	// would run the interceptor's whole schedule again. Empty CallOptions
+	// leave the retrying to the interceptor (and the updater) alone.
+	pc.CallOptions = &iamapi.IamPolicyCallOptions{}
+	if !withAdmin {
+		return pc, nil, nil
+	}
 	ac, err := admin.NewIamClient(ctx, opts...)
 	if err != nil {
 		return nil, nil, err
 	}
 	d.closers = append(d.closers, ac.Close)
-	// Retry at one layer: GAPIC clients retry some methods themselves
-	// through gax, on real timers; under them every gax attempt would run
-	// the interceptor's whole schedule again. Empty CallOptions leave the
-	// retrying to the interceptor alone.
-	pc.CallOptions = &iamapi.IamPolicyCallOptions{}
-	ac.CallOptions = &admin.IamCallOptions{}
+	ac.CallOptions = &admin.IamCallOptions{} // retry at one layer, as above
 	return pc, ac, nil
 }
 
@@ -354,6 +365,9 @@ func documentedSchedule() scheduleInfo {
 	return info
 }
 
+// storySteps returns the steps the demo runs; tests replace it.
+var storySteps = demoSteps
+
 // demoSteps is the story.
 func demoSteps() []demoStep {
 	return []demoStep{
@@ -379,6 +393,20 @@ func demoSteps() []demoStep {
 			run:      stepUnsafe,
 		},
 		{
+			n:        4,
+			title:    "Five writers race to add bindings to one policy",
+			story:    "five writers race: conflicts, reruns, all land",
+			guidance: "The guidance: on 409 ABORTED (a concurrent change) retry the whole read-modify-write, never the write alone.",
+			run:      stepContention,
+		},
+		{
+			n:        5,
+			title:    "A write commits but its answer is lost",
+			story:    "lost answer: the rerun finds it done",
+			guidance: "A rerun of the read-modify-write must not apply a change twice: it reads first, and finds its work done.",
+			run:      stepLostAnswer,
+		},
+		{
 			n:        6,
 			title:    "An outage longer than the retry deadline",
 			story:    "outage outlasts the deadline: gives up",
@@ -401,14 +429,28 @@ func stepTransient(ctx context.Context, d *demo, s *stepState) error {
 	if err != nil {
 		s.outcome = codeName(status.Code(err))
 	}
-	s.expect(err == nil, "GetIamPolicy succeeded (err: %v)", errOrNone(err))
+	s.expect(err == nil, "GetIamPolicy succeeded%s", errSuffix(err))
 	s.expect(len(calls) == 4, "the fake saw 4 calls: 3 failures and the success (saw %d)", len(calls))
+	expectSchedule(s, d.stepAttempts(), 3)
+	return nil
+}
+
+// expectSchedule checks that the retries observed waited as the documented
+// schedule says: wait(n) in [Delay(n, 0), Delay(n, ~1)] for retry n.
+func expectSchedule(s *stepState, as []interceptor.Attempt, retries int) {
+	b := interceptor.DefaultBackoff()
 	var waits []string
-	for _, a := range d.stepAttempts() {
+	ok := true
+	for _, a := range as {
+		if a.Reason != interceptor.Retry {
+			continue
+		}
+		n := a.N - 1
+		lo, hi := b.Delay(n, 0), b.Delay(n, math.Nextafter(1, 0))
+		ok = ok && lo <= a.Wait && a.Wait <= hi
 		waits = append(waits, fmtDur(a.Wait))
 	}
-	s.expect(len(waits) == 3, "3 waits, each from the documented schedule: %v", waits)
-	return nil
+	s.expect(ok && len(waits) == retries, "%d waits, each within the documented schedule: %s", retries, strings.Join(waits, ", "))
 }
 
 // step 2.
@@ -419,7 +461,7 @@ func stepPropagation(ctx context.Context, d *demo, s *stepState) error {
 		Name: "projects/demo-project", AccountId: "deployer",
 		ServiceAccount: &adminpb.ServiceAccount{DisplayName: "deployer"},
 	})
-	if !s.expect(err == nil, "CreateServiceAccount succeeded (err: %v)", errOrNone(err)) {
+	if !s.expect(err == nil, "CreateServiceAccount succeeded%s", errSuffix(err)) {
 		return nil
 	}
 	d.account = sa
@@ -436,9 +478,10 @@ func stepPropagation(ctx context.Context, d *demo, s *stepState) error {
 	if err != nil {
 		s.outcome = codeName(status.Code(err))
 	}
-	s.expect(err == nil && got.GetEmail() == sa.Email, "GetServiceAccount found the new account (err: %v)", errOrNone(err))
+	s.expect(err == nil && got.GetEmail() == sa.Email, "GetServiceAccount found the new account%s", errSuffix(err))
 	s.expect(notFound == 2, "it answered NOT_FOUND twice first, and both were retried (NOT_FOUND answers: %d)", notFound)
 	s.expect(d.fake.CountCalls(fakeiam.MethodGetServiceAccount) == 3, "3 GetServiceAccount calls in all (saw %d)", d.fake.CountCalls(fakeiam.MethodGetServiceAccount))
+	expectSchedule(s, d.stepAttempts(), 2)
 	return nil
 }
 
@@ -454,12 +497,128 @@ func stepUnsafe(ctx context.Context, d *demo, s *stepState) error {
 	if as := d.stepAttempts(); len(as) > 0 {
 		reason = as[len(as)-1].Reason
 	}
-	d.tl.note(s.n, "why: each call mints a new private key; had the first one committed and only its answer been lost, "+
-		"a retry would leave a live key that nobody holds. The caller decides: list the account's keys, then create again if none was made.")
-	s.expect(status.Code(err) == codes.Unavailable, "the caller got the server's UNAVAILABLE (got %s)", codeName(status.Code(err)))
+	d.tl.note(s.n, "why: each call mints a new private key. Had the first one committed and only its answer been lost,")
+	d.tl.note(s.n, "a retry would leave a live key that nobody holds. The caller decides: list the keys, create again if none was made.")
+	s.expect(status.Code(err) == codes.Unavailable, "the caller got the server's error: %s", codeName(status.Code(err)))
 	s.expect(d.fake.CountCalls(fakeiam.MethodCreateServiceAccountKey) == 1, "exactly 1 CreateServiceAccountKey call reached the fake (saw %d)", d.fake.CountCalls(fakeiam.MethodCreateServiceAccountKey))
 	s.expect(reason == interceptor.Unsafe, "the interceptor said why: %q", reason.String())
 	s.expect(len(d.fake.ServiceAccountKeys(d.account.Name)) == 0, "no key was minted")
+	return nil
+}
+
+// step 4.
+func stepContention(ctx context.Context, d *demo, s *stepState) error {
+	const writers = 5
+	owner := "user:owner@example.com"
+	d.fake.SeedPolicy(demoPolicyResource, &iampb.Policy{Bindings: []*iampb.Binding{{Role: "roles/owner", Members: []string{owner}}}})
+	// Five separate Updaters on five clients: one Updater would coalesce
+	// the five changes into one read-modify-write, and there would be no
+	// race to show.
+	updaters := make([]*policy.Updater, writers+1)
+	for i := 1; i <= writers; i++ {
+		who := fmt.Sprintf("writer-%d", i)
+		pc, _, err := d.clients(ctx, who, d.flags.seed+uint64(i), false)
+		if err != nil {
+			return err
+		}
+		u, err := policy.NewUpdater(pc, d.retrierOptions(who, d.flags.seed+100+uint64(i))...)
+		if err != nil {
+			return err
+		}
+		updaters[i] = u
+	}
+	d.tl.note(s.n, fmt.Sprintf("%d writers, each with its own policy.Updater, add roles/viewer for themselves to %s at the same moment", writers, demoPolicyResource))
+	errs := make([]error, writers+1)
+	d.clk.Go(ctx, writers, func(ctx context.Context, i int) {
+		_, errs[i] = updaters[i].Update(ctx, demoPolicyResource, policy.AddBinding("roles/viewer", writerMember(i)))
+	})
+	failed := 0
+	for i := 1; i <= writers; i++ {
+		if errs[i] != nil {
+			failed++
+			d.tl.note(s.n, fmt.Sprintf("writer-%d: %v", i, errs[i]))
+		}
+	}
+	var aborted, landed int
+	for _, c := range d.fake.Calls() {
+		if c.Method != fakeiam.MethodSetIamPolicy {
+			continue
+		}
+		switch c.Code {
+		case codes.Aborted:
+			aborted++
+		case codes.OK:
+			landed++
+		}
+	}
+	final := d.fake.Policy(demoPolicyResource)
+	viewers, owners := membersOf(final, "roles/viewer"), membersOf(final, "roles/owner")
+	all := true
+	for i := 1; i <= writers; i++ {
+		all = all && viewers[writerMember(i)] == 1
+	}
+	s.outcome = fmt.Sprintf("%d/%d landed after %d conflicts", writers-failed, writers, aborted)
+	s.expect(failed == 0, "every writer's Update succeeded (%d failed)", failed)
+	s.expect(aborted > 0, "writers really conflicted: %d SetIamPolicy calls were ABORTED and their read-modify-writes rerun", aborted)
+	s.expect(landed == writers, "exactly %d writes landed, one per writer (saw %d)", writers, landed)
+	s.expect(all && len(viewers) == writers, "the policy holds all %d viewers, each once", writers)
+	s.expect(owners[owner] == 1, "the binding that was there before (roles/owner) is still there: no blind overwrite")
+	return nil
+}
+
+func writerMember(i int) string { return fmt.Sprintf("user:writer-%d@example.com", i) }
+
+// membersOf counts the members of role's unconditional binding in p.
+func membersOf(p *iampb.Policy, role string) map[string]int {
+	out := map[string]int{}
+	for _, b := range p.GetBindings() {
+		if b.GetRole() == role && b.GetCondition() == nil {
+			for _, m := range b.GetMembers() {
+				out[m]++
+			}
+		}
+	}
+	return out
+}
+
+// step 5.
+func stepLostAnswer(ctx context.Context, d *demo, s *stepState) error {
+	if d.account == nil {
+		return errors.New("no service account: step 2 failed")
+	}
+	// The service account's own policy, through the admin API's hand-written
+	// GetIamPolicy/SetIamPolicy (policy.FromAdmin).
+	u, err := policy.NewUpdater(policy.FromAdmin(d.admin), d.retrierOptions("", d.flags.seed+200)...)
+	if err != nil {
+		return err
+	}
+	member := "user:alice@example.com"
+	const role = "roles/iam.serviceAccountUser"
+	d.fake.LoseNextAnswers(fakeiam.MethodAdminSetIamPolicy, 1)
+	d.tl.note(s.n, "granting "+member+" "+role+" on "+d.account.Email+"; the fake will commit the write and then answer UNAVAILABLE")
+	_, err = u.Update(ctx, d.account.Name, policy.AddBinding(role, member))
+	var lost, okWrites, writes int
+	for _, c := range d.fake.Calls() {
+		if c.Method != fakeiam.MethodAdminSetIamPolicy {
+			continue
+		}
+		writes++
+		switch {
+		case c.Code == codes.Unavailable && c.Injected:
+			lost++
+		case c.Code == codes.OK:
+			okWrites++
+		}
+	}
+	got := membersOf(d.fake.Policy(d.account.Name), role)[member]
+	s.outcome = fmt.Sprintf("granted once in %d writes", writes)
+	if err != nil {
+		s.outcome = codeName(status.Code(err))
+	}
+	s.expect(err == nil, "the Update succeeded%s", errSuffix(err))
+	s.expect(lost == 1, "one write committed and its answer was lost (saw %d)", lost)
+	s.expect(okWrites == 0, "no write after it changed anything: the rerun read the policy and found the grant there (%d more writes landed)", okWrites)
+	s.expect(got == 1, "the member holds the role exactly once (%d)", got)
 	return nil
 }
 
@@ -478,17 +637,19 @@ func stepOutage(ctx context.Context, d *demo, s *stepState) error {
 	}
 	want := documentedSchedule().MaxAttempts
 	s.outcome = fmt.Sprintf("%s after %d attempts", codeName(status.Code(err)), len(as))
-	s.expect(status.Code(err) == codes.Unavailable, "the caller got the server's last error, UNAVAILABLE (got %s)", codeName(status.Code(err)))
+	s.expect(status.Code(err) == codes.Unavailable, "the caller got the server's last error, %s (not a deadline error of its own)", codeName(status.Code(err)))
 	s.expect(d.fake.CountCalls(fakeiam.MethodGetIamPolicy) == want, "%d attempts, as the schedule allows within the deadline (saw %d)", want, d.fake.CountCalls(fakeiam.MethodGetIamPolicy))
+	expectSchedule(s, as, want-1)
 	s.expect(last.Reason == interceptor.DeadlineReached, "it stopped because the next wait would end past the deadline (%q)", last.Reason.String())
 	s.expect(last.Elapsed < interceptor.DefaultDeadline && took < interceptor.DefaultDeadline,
 		"it gave up at once, %s after the first failure, not after waiting out the deadline", fmtDur(last.Elapsed))
 	return nil
 }
 
-func errOrNone(err error) string {
+// errSuffix says what went wrong, for a check that failed with err.
+func errSuffix(err error) string {
 	if err == nil {
-		return "none"
+		return ""
 	}
-	return err.Error()
+	return " (error: " + err.Error() + ")"
 }

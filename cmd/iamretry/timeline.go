@@ -332,7 +332,7 @@ func writeSummaryTable(w io.Writer, s summary) {
 		if !r.OK {
 			v = "FAIL"
 		}
-		rows = append(rows, []string{fmt.Sprint(r.Step), r.Story, fmt.Sprint(r.Calls), fmtDur(r.took), r.Outcome, v})
+		rows = append(rows, []string{fmt.Sprint(r.Step), r.Story, fmt.Sprint(r.Calls), fmt.Sprintf("%.3fs", r.took.Seconds()), r.Outcome, v})
 	}
 	widths := make([]int, len(rows[0]))
 	for _, row := range rows {
