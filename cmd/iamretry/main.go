@@ -57,7 +57,7 @@ type cmdIO struct {
 
 // commands in the order "iamretry help" lists them.
 func commands() []*command {
-	return []*command{demoCommand(), simulateCommand(), fakeServerCommand()}
+	return []*command{demoCommand(), simulateCommand(), fakeServerCommand(), policyCommand()}
 }
 
 func findCommand(name string) *command {
