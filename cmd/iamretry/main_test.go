@@ -1,0 +1,98 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// result is what one in-process run of the command printed and returned.
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+func runCmd(t *testing.T, args ...string) result {
+	t.Helper()
+	return runCmdCtx(t, context.Background(), args...)
+}
+
+func runCmdCtx(t *testing.T, ctx context.Context, args ...string) result {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(ctx, args, &out, &errb)
+	return result{code: code, stdout: out.String(), stderr: errb.String()}
+}
+
+// golden compares got with testdata/name, or rewrites it under -update.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs from the golden file (go test -update to accept):\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader on different
+// goroutines.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// waitLine waits until a whole line starting with prefix was written and
+// returns the rest of it; it gives up when done is closed or after 10 s.
+func (b *syncBuffer) waitLine(prefix string, done <-chan struct{}) (string, bool) {
+	timeout := time.After(10 * time.Second)
+	for {
+		s := b.String()
+		for _, line := range strings.SplitAfter(s, "\n") {
+			if rest, ok := strings.CutPrefix(line, prefix); ok && strings.HasSuffix(rest, "\n") {
+				return strings.TrimSuffix(rest, "\n"), true
+			}
+		}
+		select {
+		case <-done:
+			return "", false
+		case <-timeout:
+			return "", false
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
