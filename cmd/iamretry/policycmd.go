@@ -41,13 +41,21 @@ Subcommands:
   remove-binding   revoke --role from --member (optionally the conditional grant)
 
 The resource picks the API:
-  projects/P/serviceAccounts/EMAIL      IAM admin API (service accounts)
-  projects/P, folders/F, organizations/O  Resource Manager v3
-  anything else                          google.iam.v1.IAMPolicy
+  projects/P/serviceAccounts/EMAIL         IAM admin API (service accounts)
+  projects/P, folders/F, organizations/O   Resource Manager v3
+  anything else                            google.iam.v1.IAMPolicy
 
 By default it calls the real API with Application Default Credentials
 (gcloud auth application-default login). --endpoint HOST:PORT --insecure
 points it at a fake instead (iamretry fake-server).
+
+Examples:
+  iamretry policy get --resource projects/my-project
+  iamretry policy add-binding --resource projects/my-project \
+      --role roles/viewer --member user:alice@example.com --dry-run
+  iamretry fake-server &    # then:
+  iamretry policy add-binding --endpoint 127.0.0.1:8085 --insecure \
+      --resource projects/demo --role roles/viewer --member group:ops@example.com
 
 Run "iamretry policy SUBCOMMAND -h" for the flags of one.`
 

@@ -170,3 +170,21 @@ func TestPolicyRealAPIErrorsAreClear(t *testing.T) {
 		t.Errorf("the retries are not told on stderr:\n%s", r.stderr)
 	}
 }
+
+// TestPolicyServiceAccountGoesThroughTheAdminAPI: a service account's
+// policy is read with the IAM admin API (policy.FromAdmin); the fake has no
+// such account, and says so, NOT_FOUND, which is not retried by default.
+func TestPolicyServiceAccountGoesThroughTheAdminAPI(t *testing.T) {
+	addr := startFake(t)
+	r := runCmd(t, "policy", "add-binding", "--endpoint", addr, "--insecure",
+		"--resource", "projects/p/serviceAccounts/robot@p.iam.gserviceaccount.com",
+		"--role", "roles/iam.serviceAccountUser", "--member", "user:alice@example.com")
+	if r.code != exitFailure {
+		t.Fatalf("exit %d, want %d: %s", r.code, exitFailure, r.stderr)
+	}
+	for _, want := range []string{"IAM.GetIamPolicy attempt 1: NOT_FOUND (HTTP 404, Propagation): gave up: not retryable", "NotFound", "robot@p.iam.gserviceaccount.com"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+		}
+	}
+}
