@@ -224,44 +224,56 @@ func policyClient(ctx context.Context, resource string, f *policyFlags, opts ...
 			option.WithoutAuthentication(),
 			option.WithGRPCDialOption(grpc.WithTransportCredentials(insecure.NewCredentials())))
 	}
-	// Retry at one layer: each client's CallOptions are emptied so that gax
-	// does not retry under (or rather over) the interceptor, multiplying
-	// attempts; the interceptor and the updater retry alone.
+	// Retry at one layer: gax's own retries are turned off in each client's
+	// CallOptions (their timeouts stay; the command's --timeout context
+	// deadline overrides them) so that gax does not retry over the
+	// interceptor, multiplying attempts; the interceptor and the updater
+	// retry alone.
 	switch apiFor(resource) {
 	case "admin":
 		c, err := admin.NewIamClient(ctx, copts...)
 		if err != nil {
 			return nil, nil, err
 		}
-		c.CallOptions = &admin.IamCallOptions{}
+		if err := interceptor.DisableGAXRetries(c.CallOptions); err != nil {
+			return nil, nil, err
+		}
 		return policy.FromAdmin(c), c.Close, nil
 	case "projects":
 		c, err := resourcemanager.NewProjectsClient(ctx, copts...)
 		if err != nil {
 			return nil, nil, err
 		}
-		c.CallOptions = &resourcemanager.ProjectsCallOptions{}
+		if err := interceptor.DisableGAXRetries(c.CallOptions); err != nil {
+			return nil, nil, err
+		}
 		return c, c.Close, nil
 	case "folders":
 		c, err := resourcemanager.NewFoldersClient(ctx, copts...)
 		if err != nil {
 			return nil, nil, err
 		}
-		c.CallOptions = &resourcemanager.FoldersCallOptions{}
+		if err := interceptor.DisableGAXRetries(c.CallOptions); err != nil {
+			return nil, nil, err
+		}
 		return c, c.Close, nil
 	case "organizations":
 		c, err := resourcemanager.NewOrganizationsClient(ctx, copts...)
 		if err != nil {
 			return nil, nil, err
 		}
-		c.CallOptions = &resourcemanager.OrganizationsCallOptions{}
+		if err := interceptor.DisableGAXRetries(c.CallOptions); err != nil {
+			return nil, nil, err
+		}
 		return c, c.Close, nil
 	}
 	c, err := iamapi.NewIamPolicyClient(ctx, copts...)
 	if err != nil {
 		return nil, nil, err
 	}
-	c.CallOptions = &iamapi.IamPolicyCallOptions{}
+	if err := interceptor.DisableGAXRetries(c.CallOptions); err != nil {
+		return nil, nil, err
+	}
 	return c, c.Close, nil
 }
 
