@@ -16,6 +16,11 @@ type Clock interface {
 	Sleep(ctx context.Context, d time.Duration) error
 }
 
+// WallClock returns the real clock, the default of WithClock: Now is
+// time.Now and Sleep waits on a timer, ending early when ctx ends. Wrap it
+// to observe or scale waits.
+func WallClock() Clock { return wallClock{} }
+
 // wallClock is the real clock, the default.
 type wallClock struct{}
 

@@ -26,24 +26,9 @@ func threadOf(ctx context.Context) int {
 	return i
 }
 
-// wallClock is real time (demo --real-time).
-type wallClock struct{}
-
-func (wallClock) Now() time.Time { return time.Now() }
-
-func (wallClock) Sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
+// wallClock is real time (demo --real-time): the interceptor's own clock,
+// plus story threads.
+type wallClock struct{ interceptor.Clock }
 
 func (wallClock) Go(ctx context.Context, n int, f func(context.Context, int)) {
 	var wg sync.WaitGroup

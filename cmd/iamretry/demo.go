@@ -136,7 +136,7 @@ func runDemo(ctx context.Context, cio *cmdIO, f *demoFlags) (err error) {
 
 	d := &demo{flags: f, tl: &timeline{w: cio.stdout, json: f.json, color: !f.json && isTerminal(cio.stdout)}}
 	if f.realTime {
-		d.clk = wallClock{}
+		d.clk = wallClock{interceptor.WallClock()}
 	} else {
 		d.clk = newSimClock(time.Now())
 	}
