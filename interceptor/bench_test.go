@@ -298,3 +298,31 @@ func BenchmarkBufconnGetIamPolicy(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSuccessParallel is BenchmarkSuccess/*/one-opt from every core at
+// once: one Retrier (and its retry budget) shared by all calls, as in a
+// server. A healthy budget is full, so each call's deposit is a read that
+// writes no shared memory.
+func BenchmarkSuccessParallel(b *testing.B) {
+	for _, impl := range []struct {
+		name string
+		ic   grpc.UnaryClientInterceptor
+	}{
+		{"ours", ours(b)},
+		{"middleware", middleware(retry.BackoffExponentialWithJitter(time.Second, 0.1))},
+	} {
+		b.Run(impl.name, func(b *testing.B) {
+			opts := []grpc.CallOption{grpc.MaxCallRecvMsgSize(1 << 20)}
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				ctx := context.Background()
+				for pb.Next() {
+					if err := impl.ic(ctx, benchMethod, benchReq, benchReply, nil, noopInvoker, opts...); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
+	}
+}
