@@ -27,7 +27,7 @@ const milli = 1000 // the ratio bucket counts thousandths of a retry
 // retry budget: two token buckets.
 //
 //   - The ratio bucket: every call deposits ratio tokens when it starts (up
-//     to BudgetBank tokens); it starts full. Depositing is one atomic load
+//     to BudgetBank tokens); it starts full. With ratio 0 it is empty. Depositing is one atomic load
 //     when the bucket is full (a healthy service) and reads no clock.
 //   - The floor bucket: refills at perSecond tokens a second, up to one
 //     second's worth (at least one token); it starts full. It is read only
@@ -55,6 +55,9 @@ func newBudget(ratio, perSecond float64) *budget {
 		bank:      BudgetBank * milli,
 		perSecond: perSecond,
 		floorCap:  math.Max(1, perSecond),
+	}
+	if b.ratio == 0 {
+		b.bank = 0 // ratio 0: retries come from the per-second floor alone
 	}
 	b.saved.Store(b.bank)
 	b.floor = b.floorCap

@@ -23,7 +23,8 @@ func (r *Retrier) observe(ctx context.Context, a *Attempt) {
 //
 //	Info   a retry is scheduled (with its wait)
 //	Warn   a retryable failure is given up: deadline, attempt cap,
-//	       context deadline too near, context ended during a wait
+//	       context deadline too near, retry budget exhausted, server
+//	       pushback, context ended during a wait
 //	Info   a transient failure not retried because the method is unsafe
 //	Debug  a failure that is not retried by its nature (Permanent, Conflict,
 //	       404 without the opt-in, Disable(), the caller's context ended):
@@ -46,7 +47,7 @@ func logAttempt(ctx context.Context, l logging.Logger, a *Attempt) {
 	switch a.Reason {
 	case Retry:
 		level, msg = logging.LevelInfo, "iamretry: retrying"
-	case MaxAttempts, DeadlineReached, ContextDeadline:
+	case MaxAttempts, DeadlineReached, ContextDeadline, BudgetExhausted, ServerPushback:
 		level, msg = logging.LevelWarn, "iamretry: giving up"
 	case ContextDone:
 		if isInterrupted(a.Err) { // ended during a wait: a retry was cut short

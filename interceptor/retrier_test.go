@@ -322,10 +322,18 @@ func TestLoggerLevels(t *testing.T) {
 	h := newHarness(t, interceptor.WithLogger(l), interceptor.WithMaxAttempts(2))
 	_ = h.call(context.Background(), &script{errs: fail(grpccodes.Unavailable, 5)}, getPolicy, nil)
 	_ = h.call(context.Background(), &script{errs: fail(grpccodes.PermissionDenied, 1)}, getPolicy, nil)
+	_ = h.call(context.Background(), &script{errs: fail(grpccodes.Internal, 1)}, "/google.iam.admin.v1.IAM/CreateServiceAccountKey", nil)
+	// A budget that allows one retry: the second call's retry is refused.
+	tight := newHarness(t, interceptor.WithLogger(l), interceptor.WithRetryBudget(0, 0.001), interceptor.WithMaxAttempts(2))
+	_ = tight.call(context.Background(), &script{errs: fail(grpccodes.Unavailable, 1)}, getPolicy, nil)
+	_ = tight.call(context.Background(), &script{errs: fail(grpccodes.Unavailable, 1)}, getPolicy, nil)
 	want := []entry{
 		{logging.LevelInfo, "iamretry: retrying", "Unavailable"},
 		{logging.LevelWarn, "iamretry: giving up", "Unavailable"},
 		{logging.LevelDebug, "iamretry: not retried", "PermissionDenied"},
+		{logging.LevelInfo, "iamretry: not retried", "Internal"},
+		{logging.LevelInfo, "iamretry: retrying", "Unavailable"},
+		{logging.LevelWarn, "iamretry: giving up", "Unavailable"},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("log\n%+v\nwant\n%+v", got, want)
