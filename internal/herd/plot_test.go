@@ -2,8 +2,11 @@ package herd
 
 import (
 	"bytes"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -38,11 +41,87 @@ func TestPlot(t *testing.T) {
 			t.Errorf("%s: %d bytes starting %q; want a real image", name, len(b), b[:min(len(b), 8)])
 		}
 		if strings.HasSuffix(name, "SVG") {
+			// One legend for both panels: each name is drawn once (the
+			// clipped no-jitter line is also named in the zoom's title).
 			for _, s := range strategies {
-				if !bytes.Contains(b, []byte(s.Name)) {
-					t.Errorf("%s: legend lacks %q", name, s.Name)
+				if n := bytes.Count(b, []byte(">"+s.Name+"</text>")); n != 1 {
+					t.Errorf("%s: legend entry %q drawn %d times, want once", name, s.Name, n)
 				}
 			}
+			for _, s := range []string{">capacity</text>", ">server down</text>", "(no jitter and first calls at t = 0 clipped)"} {
+				if n := bytes.Count(b, []byte(s)); n != 1 {
+					t.Errorf("%s: %q drawn %d times, want once", name, s, n)
+				}
+			}
+		}
+	}
+}
+
+// TestPlotZoom checks the two panels: the top one holds every line, the
+// bottom one zooms in on the jittered strategies and clips only the
+// synchronized one.
+func TestPlotZoom(t *testing.T) {
+	t.Parallel()
+	rs := results(t, small)
+	f, err := newFigure(rs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	peak := 0
+	for _, r := range rs {
+		peak = max(peak, r.Peak)
+	}
+	if f.full.Y.Min != 0 || f.full.Y.Max < float64(peak) {
+		t.Errorf("full panel y range [%v, %v], want [0, >= peak %d]", f.full.Y.Min, f.full.Y.Max, peak)
+	}
+	if f.zoom.Y.Min != 0 || f.zoom.Y.Max != f.zoomTop || f.zoomTop < float64(3*small.Capacity) || f.zoomTop >= float64(peak)/2 {
+		t.Errorf("zoom panel y range [%v, %v] (zoomTop %v), want [0, about 3 x capacity %d], well below peak %d",
+			f.zoom.Y.Min, f.zoom.Y.Max, f.zoomTop, small.Capacity, peak)
+	}
+	if f.full.X.Min != f.zoom.X.Min || f.full.X.Max != f.zoom.X.Max {
+		t.Errorf("panels' x ranges differ: [%v, %v] and [%v, %v]", f.full.X.Min, f.full.X.Max, f.zoom.X.Min, f.zoom.X.Max)
+	}
+	for _, r := range rs {
+		if r.Strategy != none.Name && float64(r.RetryPeak) > f.zoomTop {
+			t.Errorf("zoom to %v clips %s's retry peak %d", f.zoomTop, r.Strategy, r.RetryPeak)
+		}
+	}
+	if !slices.Equal(f.zoomClipped, []string{none.Name}) {
+		t.Errorf("zoom clips %q, want only %q", f.zoomClipped, none.Name)
+	}
+	want := fmt.Sprintf("zoom: 0–%v calls per 100 ms (no jitter and first calls at t = 0 clipped)", f.zoomTop)
+	if f.zoom.Title.Text != want {
+		t.Errorf("zoom title %q, want %q", f.zoom.Title.Text, want)
+	}
+	if f.full.X.Label.Text != "" || f.zoom.X.Label.Text != "time (s)" {
+		t.Errorf("time axis labels %q (top) and %q (bottom), want it on the bottom panel only", f.full.X.Label.Text, f.zoom.X.Label.Text)
+	}
+
+	// Without a synchronized strategy nothing but the first calls clips.
+	f, err = newFigure(rs[:3])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.zoomClipped) != 0 || !strings.HasSuffix(f.zoom.Title.Text, "(first calls at t = 0 clipped)") {
+		t.Errorf("jittered strategies only: zoom clips %q, title %q", f.zoomClipped, f.zoom.Title.Text)
+	}
+}
+
+func TestNiceCeil(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ in, want int }{
+		{0, 1}, {1, 1}, {2, 2}, {7, 8}, {9, 10}, {11, 15}, {30, 30}, {31, 40}, {110, 150}, {150, 150}, {209, 250}, {300, 300}, {301, 400}, {801, 1000},
+	} {
+		got := niceCeil(c.in)
+		if got != c.want {
+			t.Errorf("niceCeil(%v) = %v, want %v", c.in, got, c.want)
+		}
+	}
+	// The zoom's ticks must end on its maximum.
+	for n := range 100_000 {
+		got := niceCeil(n)
+		if step := countStep(float64(got)); got < n || math.Mod(float64(got), step) != 0 {
+			t.Fatalf("niceCeil(%d) = %d: below it, or not a multiple of its tick step %v", n, got, step)
 		}
 	}
 }
