@@ -280,13 +280,13 @@ func emptyPKCS12() []byte {
 	octets, _ := asn1.Marshal(authSafe)               // OCTET STRING
 	type contentInfo struct {
 		ContentType asn1.ObjectIdentifier
-		Content     asn1.RawValue `asn1:"explicit,tag:0"`
+		Content     asn1.RawValue // [0] EXPLICIT, built by hand
 	}
 	type pfx struct {
 		Version  int
 		AuthSafe contentInfo
 	}
-	out, _ := asn1.Marshal(pfx{Version: 3, AuthSafe: contentInfo{ContentType: oidData, Content: asn1.RawValue{FullBytes: octets}}})
+	out, _ := asn1.Marshal(pfx{Version: 3, AuthSafe: contentInfo{ContentType: oidData, Content: asn1.RawValue{Class: asn1.ClassContextSpecific, Tag: 0, IsCompound: true, Bytes: octets}}})
 	return out
 }
 
