@@ -385,7 +385,7 @@ func TestPrincipalLimit(t *testing.T) {
 	}})
 	u, _ := updater(t, e.client)
 	ctx := context.Background()
-	_, err := u.Update(ctx, res, policy.AddBinding("roles/owner", "user:x@example.com"), policy.AddBinding("roles/owner", "user:y@example.com"))
+	_, err := u.Update(ctx, res, policy.AddBinding("roles/browser", "user:x@example.com"), policy.AddBinding("roles/browser", "user:y@example.com"))
 	if !errors.Is(err, policy.ErrTooManyPrincipals) || status.Code(err) != codes.InvalidArgument ||
 		!strings.Contains(err.Error(), "1501") || !strings.Contains(err.Error(), "1500") || !strings.Contains(err.Error(), res) {
 		t.Fatalf("err %v", err)
@@ -393,7 +393,7 @@ func TestPrincipalLimit(t *testing.T) {
 	if e.sets() != 0 {
 		t.Fatalf("%d writes", e.sets())
 	}
-	if _, err := u.Update(ctx, res, policy.AddBinding("roles/owner", "user:x@example.com")); err != nil {
+	if _, err := u.Update(ctx, res, policy.AddBinding("roles/browser", "user:x@example.com")); err != nil {
 		t.Fatalf("the 1500th entry: %v", err)
 	}
 	// A policy already past the limit (seeded behind IAM's back): a change

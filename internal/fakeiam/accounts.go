@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"cloud.google.com/go/iam/admin/apiv1/adminpb"
+	"cloud.google.com/go/iam/apiv1/iampb"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -34,15 +35,28 @@ func accountName(project, email string) string {
 	return "projects/" + project + "/serviceAccounts/" + email
 }
 
-// lookupLocked finds the account that name designates, ignoring propagation.
-// st.mu must be held.
+// lookupLocked finds the account that name designates, ignoring propagation,
+// for a read (permission iam.serviceAccounts.get). st.mu must be held.
 func (st *state) lookupLocked(name string) (*account, error) {
+	return st.lookupAsLocked(name, "iam.serviceAccounts.get")
+}
+
+// lookupAsLocked finds the account that name designates, ignoring
+// propagation. A name with the project wildcard, projects/-/serviceAccounts/X,
+// that designates no account answers PERMISSION_DENIED for perm, as the
+// admin API documents ("if you try to get the service account
+// projects/-/serviceAccounts/fake@example.com, which does not exist, the
+// response contains an HTTP 403 Forbidden error instead of a 404 Not Found
+// error": the comment of google.iam.admin.v1.ServiceAccount.name); any other
+// name NOT_FOUND. st.mu must be held.
+func (st *state) lookupAsLocked(name, perm string) (*account, error) {
 	project, id, err := parseAccountName(name)
 	if err != nil {
 		return nil, err
 	}
+	lower := strings.ToLower(id)
 	for _, a := range st.accounts {
-		if a.sa.Email != id && a.sa.UniqueId != id {
+		if a.sa.Email != lower && a.sa.UniqueId != id {
 			continue
 		}
 		if project != "-" && project != a.sa.ProjectId {
@@ -50,58 +64,123 @@ func (st *state) lookupLocked(name string) (*account, error) {
 		}
 		return a, nil
 	}
+	if strings.HasPrefix(name, "projects/-/") {
+		return nil, accountPermissionDenied(perm, name)
+	}
 	return nil, status.Errorf(codes.NotFound, "Service account %s does not exist.", name)
 }
 
-// canonicalLocked returns the canonical name of the service account that
-// resource designates, or resource itself when it designates none.
+// accountPermissionDenied is IAM's answer for an account the caller cannot
+// see: "Permission PERM is required to perform this operation on service
+// account NAME.", with an IAM_PERMISSION_DENIED ErrorInfo.
+func accountPermissionDenied(perm, name string) error {
+	return permissionDenied("iam.googleapis.com", perm, name,
+		"Permission "+perm+" is required to perform this operation on service account "+name+".")
+}
+
+// canonicalLocked returns the key under which the policy of resource is
+// stored: the canonical name of the service account it designates, or
+// projects/ID for a registered projects/NUMBER, or resource itself.
 func (st *state) canonicalLocked(resource string) string {
 	if a, err := st.lookupLocked(resource); err == nil {
 		return a.sa.Name
 	}
+	if key, err := st.projectKeyLocked(resource, "getIamPolicy"); err == nil {
+		return key
+	}
 	return resource
 }
 
-// visibleLocked applies eventual consistency to one read of a: it answers
-// NOT_FOUND while the account is still propagating, consuming one of the
+// visibleLocked applies eventual consistency to one read of a: while the
+// account is still propagating it answers the n-th hidden read with
+// cs[min(n, len(cs)-1)] (NOT_FOUND when cs is empty), consuming one of the
 // account's hidden reads. st.mu must be held.
-func (st *state) visibleLocked(a *account, name string, now time.Time, delay time.Duration) error {
+func (st *state) visibleLocked(a *account, name string, now time.Time, delay time.Duration, cs []codes.Code) error {
 	hidden := delay > 0 && now.Before(a.created.Add(delay))
 	if a.readsLeft > 0 {
 		a.readsLeft--
 		hidden = true
 	}
-	if hidden {
-		return status.Errorf(codes.NotFound, "Service account %s does not exist.", name)
+	if !hidden {
+		return nil
 	}
-	return nil
+	code := codes.NotFound
+	if len(cs) > 0 {
+		code = cs[min(a.hidden, len(cs)-1)]
+	}
+	a.hidden++
+	if code == codes.PermissionDenied {
+		return accountPermissionDenied("iam.serviceAccounts.get", name)
+	}
+	return status.Errorf(codes.NotFound, "Service account %s does not exist.", name)
 }
 
-// readAccountLocked looks up an account for a read, with propagation gating.
-func (st *state) readAccountLocked(name string, now time.Time, delay time.Duration) (*account, error) {
+// readAccountLocked looks up an account for a read, with propagation gating
+// answering cs (see visibleLocked).
+func (st *state) readAccountLocked(name string, now time.Time, delay time.Duration, cs []codes.Code) (*account, error) {
 	a, err := st.lookupLocked(name)
 	if err != nil {
 		return nil, err
 	}
-	if err := st.visibleLocked(a, name, now, delay); err != nil {
+	if err := st.visibleLocked(a, name, now, delay, cs); err != nil {
 		return nil, err
 	}
 	return a, nil
 }
 
 // accountReader returns a resolver for the admin service's policy methods:
-// the resource must be an existing, visible service account, and its policy
-// is stored under the account's canonical name.
+// the resource must be an existing, visible service account (a hidden one
+// answers NOT_FOUND), and its policy is stored under the account's
+// canonical name.
 func (s *Server) accountReader() resolver {
 	now := s.now()
 	delay, _ := s.propagation()
 	return func(st *state, resource string) (string, error) {
-		a, err := st.readAccountLocked(resource, now, delay)
+		a, err := st.readAccountLocked(resource, now, delay, nil)
 		if err != nil {
 			return "", err
 		}
 		return a.sa.Name, nil
 	}
+}
+
+// checkGrantsLocked refuses bindings that grant a role to a service account
+// that does not exist yet: one the fake created and still hides (each such
+// check counts as one read of the account), or, with
+// SetRefuseUnknownServiceAccounts, one the fake does not hold. IAM answers
+// INVALID_ARGUMENT "Service account EMAIL does not exist." (undocumented as
+// an API contract: the message users report for a grant made right after
+// CreateServiceAccount; https://cloud.google.com/iam/docs/service-accounts-create
+// warns that a new account may not be usable at once).
+// Members already in cur are not checked. st.mu must be held.
+func (st *state) checkGrantsLocked(cur *iampb.Policy, next []*iampb.Binding, now time.Time, delay time.Duration, refuseUnknown bool) error {
+	had := map[string]bool{}
+	for _, b := range cur.GetBindings() {
+		for _, m := range b.GetMembers() {
+			had[m] = true
+		}
+	}
+	for _, b := range next {
+		for _, m := range b.Members {
+			email, ok := strings.CutPrefix(m, "serviceAccount:")
+			if !ok || had[m] || !strings.Contains(email, "@") {
+				continue
+			}
+			had[m] = true // check each account once per write
+			missing := status.Errorf(codes.InvalidArgument, "Service account %s does not exist.", email)
+			a, found := st.accounts[email]
+			if !found {
+				if refuseUnknown && strings.HasSuffix(email, ".gserviceaccount.com") {
+					return missing
+				}
+				continue
+			}
+			if st.visibleLocked(a, email, now, delay, nil) != nil {
+				return missing
+			}
+		}
+	}
+	return nil
 }
 
 // validAccountID reports whether id is a valid service account ID: 6 to 30

@@ -17,7 +17,7 @@
 //
 // # IAM's semantics
 //
-// A resource never written has an empty policy, version 1, etag
+// A resource never written has an empty policy, version 0, etag
 // EmptyPolicyEtag. Every successful write mints a new opaque etag.
 // SetIamPolicy with a non-empty etag that is not the current one fails
 // ABORTED with ConcurrentChangeMessage; without an etag it overwrites blindly.
@@ -31,12 +31,26 @@
 // a condition, else 1. Writing a condition needs version 3; reading a
 // conditional policy with a requested version below 3 fails INVALID_ARGUMENT
 // "Requested policy version (1) cannot be less than the existing policy
-// version (3).". TestIamPermissions grants every well-formed permission.
+// version (3). For more information, ..."; a write carrying an etag with a
+// version below the stored one is refused the same way. Members are stored
+// and compared as IAM does (email values in lower case). Projects refuse
+// allUsers, allAuthenticatedUsers and uninvited user owners. IAM's limits
+// (MaxPrincipals, MaxGroups, MaxConditionalBindingsPerRoleAndPrincipal,
+// MaxUserManagedKeys) are enforced with IAM's messages where known.
+// TestIamPermissions grants every well-formed permission.
+//
+// Where IAM's behaviour is undocumented or depends on what the caller can
+// see, a control chooses it, with a documented default: RegisterProject (a
+// registry of known projects, off), SetPropagationCodes, SetStaleReads,
+// SetConditionalRead, SetRefuseUnknownServiceAccounts, SetKnownRolesOnly,
+// SetKeyCreationDisabled, SetIAMMessages, SetShuffleBindings. Each names, in
+// its doc comment, where the real behaviour is documented.
 //
 // Service accounts can be made eventually consistent: with
 // WithPropagationDelay or WithPropagationReads a new account answers
-// NOT_FOUND to GetServiceAccount and to the admin service's policy methods for
-// a while, as IAM's do.
+// NOT_FOUND (or PERMISSION_DENIED: WithPropagationCodes) to GetServiceAccount,
+// NOT_FOUND to the admin service's policy methods, and a grant naming it
+// INVALID_ARGUMENT, for a while, as IAM's do.
 //
 // # Faults
 //
@@ -50,7 +64,10 @@
 // writer move a policy's etag just before a SetIamPolicy, so that the fake's
 // own logic answers the stale etag (ABORTED, or the code of
 // WithStaleEtagCode) and a rerun reads a new etag. SetRetryInfo adds a google.rpc.RetryInfo
-// detail to injected errors, whose messages all start with InjectedPrefix.
+// detail to injected errors, whose messages start with InjectedPrefix (or
+// read like IAM's: SetIAMMessages); PERMISSION_DENIED and RESOURCE_EXHAUSTED
+// carry IAM's ErrorInfo. FailNextWith injects a ready-made error, such as
+// QuotaExceededError or PermissionDeniedError.
 // Methods are named by their full gRPC names (the Method* constants); AnyMethod
 // ("*") means every method. Random choices come from a PCG source seeded with
 // WithSeed (1 by default) behind a mutex: the same seed and the same sequence

@@ -35,6 +35,7 @@ type faults struct {
 type script struct {
 	n    int
 	code codes.Code
+	err  error // the error to answer, or nil for one built from code
 }
 
 type failureRate struct {
@@ -101,6 +102,25 @@ func (s *Server) FailNext(method string, n int, code codes.Code) {
 	f := s.faults
 	f.mu.Lock()
 	f.scripts[method] = append(f.scripts[method], script{n: n, code: code})
+	f.mu.Unlock()
+}
+
+// FailNextWith makes the next n calls of method (or of every method, for
+// AnyMethod) fail with err, before the handler runs, queued with FailNext's
+// scripts. err is answered as it is (its code, message and details, plus a
+// RetryInfo when SetRetryInfo is set), so ready-made IAM-shaped errors such
+// as QuotaExceededError and PermissionDeniedError can be injected. n <= 0
+// does nothing. It panics if err is nil or has code OK.
+func (s *Server) FailNextWith(method string, n int, err error) {
+	if err == nil || status.Code(err) == codes.OK {
+		panic("fakeiam: FailNextWith needs an error with a code other than OK")
+	}
+	if n <= 0 {
+		return
+	}
+	f := s.faults
+	f.mu.Lock()
+	f.scripts[method] = append(f.scripts[method], script{n: n, code: status.Code(err), err: err})
 	f.mu.Unlock()
 }
 
@@ -237,17 +257,18 @@ func (f *faults) latencyFor(method string) time.Duration {
 	return f.latency[AnyMethod]
 }
 
-// decide returns the code of a fault to inject before the handler, if any:
-// an outage first, then a script, then a rate.
-func (f *faults) decide(method string, now time.Time) (codes.Code, bool) {
+// decide returns the code of a fault to inject before the handler, if any,
+// and the ready-made error of a FailNextWith script: an outage first, then a
+// script, then a rate.
+func (f *faults) decide(method string, now time.Time) (codes.Code, error, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if o := f.outage; o != nil && !now.Before(o.from) && now.Before(o.to) {
-		return o.code, true
+		return o.code, nil, true
 	}
 	for _, key := range []string{method, AnyMethod} {
 		if q := f.scripts[key]; len(q) > 0 {
-			code := q[0].code
+			code, err := q[0].code, q[0].err
 			if q[0].n--; q[0].n == 0 {
 				q = q[1:]
 			}
@@ -256,7 +277,7 @@ func (f *faults) decide(method string, now time.Time) (codes.Code, bool) {
 			} else {
 				f.scripts[key] = q
 			}
-			return code, true
+			return code, err, true
 		}
 	}
 	r, ok := f.rates[method]
@@ -264,9 +285,9 @@ func (f *faults) decide(method string, now time.Time) (codes.Code, bool) {
 		r, ok = f.rates[AnyMethod]
 	}
 	if ok && f.rng.Float64() < r.p {
-		return r.codes[f.rng.IntN(len(r.codes))], true
+		return r.codes[f.rng.IntN(len(r.codes))], nil, true
 	}
-	return codes.OK, false
+	return codes.OK, nil, false
 }
 
 // loseAnswer reports whether the answer of a successful call of method is to
@@ -304,16 +325,25 @@ func (f *faults) interleaveWrite(method string) bool {
 	return false
 }
 
-// injectedError builds the status error of an injected fault.
-func (f *faults) injectedError(code codes.Code, msg string) error {
+// injectedError builds the status error of an injected fault: ready when a
+// script gave one, else with msg (prefixed by InjectedPrefix) or, when
+// iamMessages is on, IAM's message for code, and the details IAM attaches
+// to code. A RetryInfo is added when SetRetryInfo is set.
+func (f *faults) injectedError(code codes.Code, ready error, method, msg string, iamMessages bool) error {
 	f.mu.Lock()
 	delay := f.retryInfo
 	f.mu.Unlock()
-	st := status.New(code, InjectedPrefix+msg)
+	var st *status.Status
+	switch {
+	case ready != nil:
+		st = status.Convert(ready)
+	case iamMessages:
+		st = withDetails(status.New(code, iamMessage(code)), injectedDetails(code, method)...)
+	default:
+		st = withDetails(status.New(code, InjectedPrefix+msg), injectedDetails(code, method)...)
+	}
 	if delay > 0 {
-		if withInfo, err := st.WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(delay)}); err == nil {
-			st = withInfo
-		}
+		st = withDetails(st, &errdetails.RetryInfo{RetryDelay: durationpb.New(delay)})
 	}
 	return st.Err()
 }

@@ -28,9 +28,10 @@ func (s *Server) intercept(ctx context.Context, req any, info *grpc.UnaryServerI
 			return nil, status.FromContextError(err).Err()
 		}
 	}
-	if code, ok := s.faults.decide(method, s.now()); ok {
+	iamMessages := s.fid().iamMessages
+	if code, ready, ok := s.faults.decide(method, s.now()); ok {
 		call.Injected = true
-		return nil, s.faults.injectedError(code, code.String()+" for "+method)
+		return nil, s.faults.injectedError(code, ready, method, code.String()+" for "+method, iamMessages)
 	}
 	if set, ok := req.(*iampb.SetIamPolicyRequest); ok && set.GetResource() != "" && s.faults.interleaveWrite(method) {
 		s.bumpEtag(set.GetResource())
@@ -38,7 +39,7 @@ func (s *Server) intercept(ctx context.Context, req any, info *grpc.UnaryServerI
 	resp, err = handler(ctx, req)
 	if err == nil && s.faults.loseAnswer(method) {
 		call.Injected = true
-		return nil, s.faults.injectedError(codes.Unavailable, "lost answer for "+method+" (the call was applied)")
+		return nil, s.faults.injectedError(codes.Unavailable, nil, method, "lost answer for "+method+" (the call was applied)", iamMessages)
 	}
 	return resp, err
 }

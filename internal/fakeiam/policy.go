@@ -3,6 +3,7 @@ package fakeiam
 import (
 	"bytes"
 	"context"
+	"math/rand/v2"
 	"strings"
 
 	"cloud.google.com/go/iam/apiv1/iampb"
@@ -48,31 +49,61 @@ func checkResource(resource string) error {
 }
 
 // resolveLocked applies resolve, or canonicalizes service account names when
-// resolve is nil.
-func (st *state) resolveLocked(resource string, resolve resolver) (string, error) {
-	if resolve == nil {
-		return st.canonicalLocked(resource), nil
+// resolve is nil, then applies the project registry (see RegisterProject) for
+// the IAM method verb.
+func (st *state) resolveLocked(resource, verb string, resolve resolver) (string, error) {
+	key := st.canonicalLocked(resource)
+	if resolve != nil {
+		var err error
+		if key, err = resolve(st, resource); err != nil {
+			return "", err
+		}
 	}
-	return resolve(st, resource)
+	return st.projectKeyLocked(key, verb)
 }
 
-// getPolicy implements GetIamPolicy for every service.
+// getPolicy implements GetIamPolicy for every service: the stored policy, or
+// within the stale-read window (SetStaleReads) the one before the last write;
+// a conditional policy read below version 3 as SetConditionalRead says; the
+// bindings shuffled when SetShuffleBindings is on.
 func (s *Server) getPolicy(resource string, requested int32, resolve resolver) (*iampb.Policy, error) {
 	if err := checkResource(resource); err != nil {
 		return nil, err
 	}
+	fid := s.fid()
+	now := s.now()
 	st := s.state
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	key, err := st.resolveLocked(resource, resolve)
+	key, err := st.resolveLocked(resource, "getIamPolicy", resolve)
 	if err != nil {
 		return nil, err
 	}
 	stored := st.policyLocked(key)
-	if err := checkRequestedVersion(requested, stored); err != nil {
+	if w, ok := st.prev[key]; ok && fid.staleReads > 0 && now.Before(w.at.Add(fid.staleReads)) {
+		stored = w.policy
+	}
+	out, err := readVersion(requested, stored, fid.condRead)
+	if err != nil {
 		return nil, err
 	}
-	return proto.Clone(stored).(*iampb.Policy), nil
+	if fid.shuffle {
+		st.shuffleLocked(out)
+	}
+	return out, nil
+}
+
+// shuffleLocked puts p's bindings in an order drawn from the seeded source.
+func (st *state) shuffleLocked(p *iampb.Policy) {
+	st.shuffle.Shuffle(len(p.Bindings), func(i, j int) { p.Bindings[i], p.Bindings[j] = p.Bindings[j], p.Bindings[i] })
+}
+
+// SeedShuffle reseeds the random source of SetShuffleBindings.
+func (s *Server) SeedShuffle(seed int64) {
+	st := s.state
+	st.mu.Lock()
+	st.shuffle = rand.New(rand.NewPCG(uint64(seed), pcgStream+1))
+	st.mu.Unlock()
 }
 
 // updateMask is the parsed update_mask of SetIamPolicy.
@@ -111,6 +142,9 @@ func (s *Server) setPolicy(req *iampb.SetIamPolicyRequest, resolve resolver) (*i
 		return nil, status.Error(codes.InvalidArgument, "the policy must be set")
 	}
 	staleCode := s.staleEtagCode()
+	fid := s.fid()
+	now := s.now()
+	delay, _ := s.propagation()
 	mask, err := parseMask(req.GetUpdateMask().GetPaths())
 	if err != nil {
 		return nil, err
@@ -130,16 +164,32 @@ func (s *Server) setPolicy(req *iampb.SetIamPolicyRequest, resolve resolver) (*i
 	st := s.state
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	key, err := st.resolveLocked(req.GetResource(), resolve)
+	key, err := st.resolveLocked(req.GetResource(), "setIamPolicy", resolve)
 	if err != nil {
 		return nil, err
 	}
 	cur := st.policyLocked(key)
-	if mask.etag && len(in.GetEtag()) > 0 && !bytes.Equal(in.GetEtag(), cur.GetEtag()) {
-		return nil, status.Error(staleCode, ConcurrentChangeMessage)
+	if mask.etag && len(in.GetEtag()) > 0 {
+		if !bytes.Equal(in.GetEtag(), cur.GetEtag()) {
+			return nil, status.Error(staleCode, ConcurrentChangeMessage)
+		}
+		if err := checkWriteVersion(in.GetVersion(), cur); err != nil {
+			return nil, err
+		}
 	}
 	next := proto.Clone(cur).(*iampb.Policy)
 	if mask.bindings {
+		if fid.knownRolesOnly {
+			if err := st.checkKnownRoles(bindings); err != nil {
+				return nil, err
+			}
+		}
+		if err := st.checkProjectRules(key, cur, bindings); err != nil {
+			return nil, err
+		}
+		if err := st.checkGrantsLocked(cur, bindings, now, delay, fid.refuseUnknownSA); err != nil {
+			return nil, err
+		}
 		next.Bindings = bindings
 	}
 	if mask.auditConfigs {
@@ -150,20 +200,26 @@ func (s *Server) setPolicy(req *iampb.SetIamPolicyRequest, resolve resolver) (*i
 	}
 	next.Version = lowestVersion(next)
 	next.Etag = st.nextEtagLocked()
-	st.policies[key] = next
-	return proto.Clone(next).(*iampb.Policy), nil
+	st.storeLocked(key, next, now)
+	out := proto.Clone(next).(*iampb.Policy)
+	if fid.shuffle {
+		st.shuffleLocked(out)
+	}
+	return out, nil
 }
 
 // bumpEtag is the interleaved writer of ConcurrentWriteNext: it rewrites the
 // policy of resource unchanged, so that its etag moves.
 func (s *Server) bumpEtag(resource string) {
+	now := s.now()
 	st := s.state
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	key := st.canonicalLocked(resource)
 	next := proto.Clone(st.policyLocked(key)).(*iampb.Policy)
 	next.Etag = st.nextEtagLocked()
-	st.policies[key] = next
+	next.Version = max(next.Version, 1)
+	st.storeLocked(key, next, now)
 }
 
 // testPermissions implements TestIamPermissions for every service.
@@ -177,14 +233,12 @@ func (s *Server) testPermissions(req *iampb.TestIamPermissionsRequest, resolve r
 				"invalid permission %q: a permission is SERVICE.RESOURCE.VERB, without wildcards", p)
 		}
 	}
-	if resolve != nil {
-		st := s.state
-		st.mu.Lock()
-		_, err := resolve(st, req.GetResource())
-		st.mu.Unlock()
-		if err != nil {
-			return nil, err
-		}
+	st := s.state
+	st.mu.Lock()
+	_, err := st.resolveLocked(req.GetResource(), "testIamPermissions", resolve)
+	st.mu.Unlock()
+	if err != nil {
+		return nil, err
 	}
 	return &iampb.TestIamPermissionsResponse{Permissions: append([]string(nil), req.GetPermissions()...)}, nil
 }

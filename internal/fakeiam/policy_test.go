@@ -26,7 +26,7 @@ func condBinding(role string, members ...string) *iampb.Binding {
 func TestEmptyPolicy(t *testing.T) {
 	f := newFixture(t)
 	p := must[*iampb.Policy](t)(f.policy.GetIamPolicy(context.Background(), &iampb.GetIamPolicyRequest{Resource: "projects/never"}))
-	if p.Version != 1 || len(p.Bindings) != 0 || !bytes.Equal(p.Etag, EmptyPolicyEtag) {
+	if p.Version != 0 || len(p.Bindings) != 0 || !bytes.Equal(p.Etag, EmptyPolicyEtag) {
 		t.Fatalf("empty policy = %v", p)
 	}
 	if !proto.Equal(p, f.srv.Policy("projects/never")) {
@@ -148,21 +148,21 @@ func TestPolicyVersions(t *testing.T) {
 
 	// Version 3 with a condition is stored as version 3.
 	got = must[*iampb.Policy](t)(f.policy.SetIamPolicy(ctx, &iampb.SetIamPolicyRequest{Resource: res, Policy: &iampb.Policy{
-		Version: 3, Bindings: []*iampb.Binding{condBinding("roles/viewer", "user:a@example.com"), binding("roles/owner", "user:o@example.com")}}}))
+		Version: 3, Bindings: []*iampb.Binding{condBinding("roles/viewer", "user:a@example.com"), binding("roles/editor", "user:o@example.com")}}}))
 	if got.Version != 3 {
 		t.Fatalf("conditional policy stored with version %d", got.Version)
 	}
 
 	// Reading it below version 3 fails, naming the requested version.
 	for req, want := range map[int32]string{
-		0: "Requested policy version (1) cannot be less than the existing policy version (3).",
-		1: "Requested policy version (1) cannot be less than the existing policy version (3).",
+		0: "Requested policy version (1) cannot be less than the existing policy version (3)." + versionsHelp,
+		1: "Requested policy version (1) cannot be less than the existing policy version (3)." + versionsHelp,
 	} {
 		_, err := f.policy.GetIamPolicy(ctx, &iampb.GetIamPolicyRequest{Resource: res, Options: &iampb.GetPolicyOptions{RequestedPolicyVersion: req}})
 		wantCode(t, err, codes.InvalidArgument, want)
 	}
 	_, err = f.policy.GetIamPolicy(ctx, &iampb.GetIamPolicyRequest{Resource: res})
-	wantCode(t, err, codes.InvalidArgument, "Requested policy version (1) cannot be less than the existing policy version (3).")
+	wantCode(t, err, codes.InvalidArgument, "Requested policy version (1) cannot be less than the existing policy version (3)."+versionsHelp)
 	_, err = f.policy.GetIamPolicy(ctx, &iampb.GetIamPolicyRequest{Resource: res, Options: &iampb.GetPolicyOptions{RequestedPolicyVersion: 2}})
 	wantCode(t, err, codes.InvalidArgument, "")
 

@@ -49,6 +49,7 @@ type config struct {
 	seed       int64
 	staleCode  codes.Code
 	bufferSize int
+	fid        fidelity
 }
 
 // Option configures a Server in New.
@@ -123,6 +124,7 @@ func New(opts ...Option) *Server {
 		seed:       1,
 		staleCode:  codes.Aborted,
 		bufferSize: 1 << 20,
+		fid:        defaultFidelity(),
 	}
 	for _, o := range opts {
 		if o != nil {
@@ -130,7 +132,7 @@ func New(opts ...Option) *Server {
 		}
 	}
 	s := &Server{cfg: cfg}
-	s.state = newState()
+	s.state = newState(cfg.seed)
 	s.faults = newFaults(cfg.seed)
 	s.log = &callLog{}
 	s.grpc = grpc.NewServer(grpc.ChainUnaryInterceptor(s.intercept))

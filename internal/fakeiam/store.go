@@ -3,6 +3,7 @@ package fakeiam
 import (
 	"bytes"
 	"encoding/binary"
+	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -30,6 +31,21 @@ type state struct {
 	accounts map[string]*account // canonical name -> account
 	idSeq    uint64
 	keySeq   uint64
+
+	prev map[string]written // resource -> what it held before its last write
+
+	projects map[string]string // registered project ID -> number
+	numbers  map[string]string // registered project number -> ID
+	invited  map[string]bool   // "projects/ID member" invited to be an owner
+	roles    map[string]bool   // roles added with AddRoles
+	shuffle  *rand.Rand        // the order of answered bindings (SetShuffleBindings)
+}
+
+// written is the policy a resource held before a write, and when the write
+// was made, for stale reads.
+type written struct {
+	policy *iampb.Policy
+	at     time.Time
 }
 
 // account is a stored service account and its propagation bookkeeping.
@@ -37,19 +53,34 @@ type account struct {
 	sa        *adminpb.ServiceAccount
 	created   time.Time
 	readsLeft int // reads that still answer NOT_FOUND
+	hidden    int // hidden reads answered so far (they pick the propagation code)
 	keys      []*adminpb.ServiceAccountKey
 }
 
-func newState() *state {
+func newState(seed int64) *state {
 	return &state{
 		policies: map[string]*iampb.Policy{},
 		accounts: map[string]*account{},
+		prev:     map[string]written{},
+		projects: map[string]string{},
+		numbers:  map[string]string{},
+		invited:  map[string]bool{},
+		roles:    map[string]bool{},
+		shuffle:  rand.New(rand.NewPCG(uint64(seed), pcgStream+1)),
 	}
 }
 
-// emptyPolicy is what a never-written resource holds.
+// emptyPolicy is what a never-written resource holds: version 0 and the etag
+// ACAB, as IAM answers it ({"etag": "ACAB"}: the version field is absent).
 func emptyPolicy() *iampb.Policy {
-	return &iampb.Policy{Version: 1, Etag: bytes.Clone(EmptyPolicyEtag)}
+	return &iampb.Policy{Etag: bytes.Clone(EmptyPolicyEtag)}
+}
+
+// storeLocked stores next as the policy of key, remembering what it held
+// before (for stale reads) as of now. st.mu must be held.
+func (st *state) storeLocked(key string, next *iampb.Policy, now time.Time) {
+	st.prev[key] = written{policy: st.policyLocked(key), at: now}
+	st.policies[key] = next
 }
 
 // policyLocked returns the stored policy of resource (not a copy), or the
@@ -71,9 +102,9 @@ func (st *state) nextEtagLocked() []byte {
 	return b
 }
 
-// Policy returns a copy of the policy stored for resource, exactly as
-// GetIamPolicy with requested version 3 would answer it: the empty policy
-// (version 1, EmptyPolicyEtag) when none was written. Service account names
+// Policy returns a copy of the policy stored for resource, as GetIamPolicy
+// with requested version 3 would answer it outside stale reads and shuffles:
+// the empty policy (version 0, EmptyPolicyEtag) when none was written. Service account names
 // may be given in any form the admin API accepts.
 func (s *Server) Policy(resource string) *iampb.Policy {
 	st := s.state
@@ -92,6 +123,7 @@ func (s *Server) SeedPolicy(resource string, p *iampb.Policy) *iampb.Policy {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	resource = st.canonicalLocked(resource)
+	delete(st.prev, resource)
 	if p == nil {
 		delete(st.policies, resource)
 		return emptyPolicy()

@@ -1,7 +1,10 @@
 package fakeiam
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"cloud.google.com/go/iam/apiv1/iampb"
@@ -15,65 +18,17 @@ import (
 // bindings: a principal granted two roles counts twice, as IAM counts.
 const MaxPrincipals = 1500
 
-// emailPrefixes are the member kinds whose value is an email address.
-var emailPrefixes = []string{"user:", "serviceAccount:", "group:"}
-
-// validateMember checks one binding member against IAM's principal syntax.
-func validateMember(m string) error {
-	bad := func(why string) error {
-		return status.Errorf(codes.InvalidArgument, "invalid member %q: %s", m, why)
-	}
-	if m == "allUsers" || m == "allAuthenticatedUsers" {
-		return nil
-	}
-	if m == "" {
-		return bad("a member must not be empty")
-	}
-	if strings.ContainsAny(m, " \t\r\n") {
-		return bad("a member must not contain white space")
-	}
-	if rest, ok := strings.CutPrefix(m, "deleted:"); ok {
-		for _, p := range emailPrefixes {
-			if v, ok := strings.CutPrefix(rest, p); ok {
-				email, uid, found := strings.Cut(v, "?uid=")
-				if !found || uid == "" || !strings.Contains(email, "@") {
-					return bad("a deleted principal must be deleted:" + p + "EMAIL?uid=UNIQUE_ID")
-				}
-				return nil
-			}
-		}
-		return bad("a deleted principal must start with deleted:user:, deleted:serviceAccount: or deleted:group:")
-	}
-	for _, p := range emailPrefixes {
-		if v, ok := strings.CutPrefix(m, p); ok {
-			if i := strings.IndexByte(v, '@'); i <= 0 || i == len(v)-1 {
-				return bad("the value after " + p + " must be an email address")
-			}
-			return nil
-		}
-	}
-	if v, ok := strings.CutPrefix(m, "domain:"); ok {
-		if v == "" || strings.Contains(v, "@") {
-			return bad("the value after domain: must be a domain name")
-		}
-		return nil
-	}
-	for _, p := range []string{"principal:", "principalSet:"} {
-		if v, ok := strings.CutPrefix(m, p); ok {
-			if !strings.HasPrefix(v, "//") || len(v) == 2 {
-				return bad("the value after " + p + " must be an identifier starting with //")
-			}
-			return nil
-		}
-	}
-	return bad("a member must be allUsers, allAuthenticatedUsers, or start with " +
-		"user:, serviceAccount:, group:, domain:, principal:, principalSet: or deleted:")
-}
-
-// validateRole checks a binding's role name.
+// validateRole checks a binding's role name. Predefined roles are
+// roles/SERVICE.roleName: dot-separated words of letters and digits, the
+// first starting with a lower-case letter, so roles/Viewer is refused as IAM
+// refuses it (https://cloud.google.com/iam/docs/roles-overview#role-types).
+// Custom roles are projects/PROJECT_ID/roles/ID or
+// organizations/ORG_ID/roles/ID, ID being 1 to 64 letters, digits, periods
+// and underscores (https://cloud.google.com/iam/docs/creating-custom-roles#naming_the_role).
 func validateRole(r string) error {
 	bad := status.Errorf(codes.InvalidArgument,
-		"invalid role %q: a role must be roles/NAME, projects/PROJECT_ID/roles/NAME or organizations/ORG_ID/roles/NAME", r)
+		"invalid role %q: a role must be roles/NAME (lowerCamelCase words joined by dots), "+
+			"projects/PROJECT_ID/roles/ID or organizations/ORG_ID/roles/ID", r)
 	parts := strings.Split(r, "/")
 	for _, p := range parts {
 		if p == "" {
@@ -81,12 +36,43 @@ func validateRole(r string) error {
 		}
 	}
 	switch {
-	case len(parts) == 2 && parts[0] == "roles":
+	case len(parts) == 2 && parts[0] == "roles" && predefinedRoleID(parts[1]):
 		return nil
-	case len(parts) == 4 && (parts[0] == "projects" || parts[0] == "organizations") && parts[2] == "roles":
+	case len(parts) == 4 && (parts[0] == "projects" || parts[0] == "organizations") && parts[2] == "roles" && customRoleID(parts[3]):
 		return nil
 	}
 	return bad
+}
+
+// predefinedRoleID reports whether id is a well-formed predefined role ID.
+func predefinedRoleID(id string) bool {
+	if id[0] < 'a' || id[0] > 'z' {
+		return false
+	}
+	for w := range strings.SplitSeq(id, ".") {
+		if w == "" {
+			return false
+		}
+		for _, c := range w {
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// customRoleID reports whether id is a well-formed custom role ID.
+func customRoleID(id string) bool {
+	if len(id) > 64 {
+		return false
+	}
+	for _, c := range id {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 // validateBinding checks a binding's role, members and condition.
@@ -172,6 +158,7 @@ func normalizeBindings(in []*iampb.Binding, version int32) ([]*iampb.Binding, er
 			seen[dst] = map[string]bool{}
 		}
 		for _, m := range b.GetMembers() {
+			m = canonicalMember(m)
 			if !seen[dst][m] {
 				seen[dst][m] = true
 				dst.Members = append(dst.Members, m)
@@ -179,15 +166,65 @@ func normalizeBindings(in []*iampb.Binding, version int32) ([]*iampb.Binding, er
 		}
 	}
 	out = dropEmptyBindings(out)
-	n := 0
-	for _, b := range out {
-		n += len(b.Members)
-	}
-	if n > MaxPrincipals {
-		return nil, status.Errorf(codes.InvalidArgument,
-			"the number of members in the policy (%d) is larger than the maximum allowed size %d", n, MaxPrincipals)
+	if err := checkLimits(out); err != nil {
+		return nil, err
 	}
 	return out, nil
+}
+
+// MaxGroups is the most group: entries a policy may hold, counted like
+// MaxPrincipals: https://cloud.google.com/iam/docs/policies#principals-per-policy-limit.
+const MaxGroups = 250
+
+// MaxConditionalBindingsPerRoleAndPrincipal is the most conditional bindings
+// of one role that may name one principal:
+// https://cloud.google.com/iam/docs/policies#limits.
+const MaxConditionalBindingsPerRoleAndPrincipal = 20
+
+// checkLimits applies IAM's size limits to stored bindings. The message of the
+// principal limit is IAM's own ("The number of members in the policy (1,503)
+// is larger than the maximum allowed size 1,500."); the messages of the other
+// two are undocumented and name the limit and the offending value.
+func checkLimits(bs []*iampb.Binding) error {
+	n, groups := 0, 0
+	conds := map[[2]string]int{}
+	for _, b := range bs {
+		n += len(b.Members)
+		for _, m := range b.Members {
+			if strings.HasPrefix(m, "group:") {
+				groups++
+			}
+			if b.Condition != nil {
+				conds[[2]string{b.Role, m}]++
+			}
+		}
+	}
+	if n > MaxPrincipals {
+		return status.Errorf(codes.InvalidArgument,
+			"The number of members in the policy (%s) is larger than the maximum allowed size %s.", thousands(n), thousands(MaxPrincipals))
+	}
+	if groups > MaxGroups {
+		return status.Errorf(codes.InvalidArgument,
+			"The number of groups in the policy (%s) is larger than the maximum allowed size %d.", thousands(groups), MaxGroups)
+	}
+	for k, c := range conds {
+		if c > MaxConditionalBindingsPerRoleAndPrincipal {
+			return status.Errorf(codes.InvalidArgument,
+				"The principal %s is in %d conditional bindings of role %s, more than the maximum of %d.",
+				k[1], c, k[0], MaxConditionalBindingsPerRoleAndPrincipal)
+		}
+	}
+	return nil
+}
+
+// thousands writes n with a comma between groups of three digits, as IAM's
+// messages do.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 // dropEmptyBindings removes bindings without members, as IAM does on write.
@@ -212,17 +249,50 @@ func lowestVersion(p *iampb.Policy) int32 {
 	return 1
 }
 
-// checkRequestedVersion applies IAM's read rule: a policy with conditional
-// bindings cannot be read with a requested version below 3.
-func checkRequestedVersion(requested int32, stored *iampb.Policy) error {
+// versionsHelp ends IAM's messages about policy versions.
+const versionsHelp = " For more information, please refer to https://cloud.google.com/iam/docs/policies#versions"
+
+// readVersion answers stored for a read asking for version requested. A
+// policy with conditional bindings read below version 3 is refused with
+// IAM's message, or, in SuffixConditionalRoles mode, answered as version 1
+// with each conditional binding's role suffixed "_withcond_" and a hash of
+// its condition and the condition dropped. The version rule is
+// https://cloud.google.com/iam/docs/policies#versions; which of the two
+// answers IAM gives is undocumented (both have been seen), hence the
+// control, whose default is the refusal.
+func readVersion(requested int32, stored *iampb.Policy, mode ConditionalRead) (*iampb.Policy, error) {
 	if !validVersion(requested) {
-		return status.Errorf(codes.InvalidArgument,
+		return nil, status.Errorf(codes.InvalidArgument,
 			"invalid requested policy version %d: the version must be 1 or 3 (0 counts as 1)", requested)
 	}
 	requested = max(requested, 1)
+	out := proto.Clone(stored).(*iampb.Policy)
 	if v := stored.GetVersion(); requested < v {
+		if mode != SuffixConditionalRoles {
+			return nil, status.Error(codes.InvalidArgument, fmt.Sprintf(
+				"Requested policy version (%d) cannot be less than the existing policy version (%d).", requested, v)+versionsHelp)
+		}
+		for _, b := range out.Bindings {
+			if c := b.Condition; c != nil {
+				sum := sha256.Sum256([]byte(c.GetTitle() + "\x00" + c.GetDescription() + "\x00" + c.GetExpression()))
+				b.Role += "_withcond_" + hex.EncodeToString(sum[:10])
+				b.Condition = nil
+			}
+		}
+		out.Version = requested
+	}
+	return out, nil
+}
+
+// checkWriteVersion applies IAM's write rule, checked only when the write
+// carries an etag (https://cloud.google.com/iam/docs/policies#versions): a
+// policy cannot be written with a version below the stored one. The message
+// is IAM's ("Specified policy version (1) cannot be less than the existing
+// policy version (3). For more information, ...").
+func checkWriteVersion(version int32, cur *iampb.Policy) error {
+	if v := max(version, 1); v < cur.GetVersion() {
 		return status.Error(codes.InvalidArgument, fmt.Sprintf(
-			"Requested policy version (%d) cannot be less than the existing policy version (%d).", requested, v))
+			"Specified policy version (%d) cannot be less than the existing policy version (%d).", v, cur.GetVersion())+versionsHelp)
 	}
 	return nil
 }

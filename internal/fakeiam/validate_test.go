@@ -129,7 +129,7 @@ func TestPrincipalLimit(t *testing.T) {
 		binding("roles/editor", members(751, "u")...),
 	}}
 	_, err := f.policy.SetIamPolicy(ctx, &iampb.SetIamPolicyRequest{Resource: "projects/l", Policy: tooMany})
-	wantCode(t, err, codes.InvalidArgument, "the number of members in the policy (1501) is larger than the maximum allowed size 1500")
+	wantCode(t, err, codes.InvalidArgument, "The number of members in the policy (1,501) is larger than the maximum allowed size 1,500.")
 	// Duplicates within one binding count once.
 	dup := &iampb.Policy{Bindings: []*iampb.Binding{binding("roles/viewer", append(members(1500, "d"), members(10, "d")...)...)}}
 	must[*iampb.Policy](t)(f.policy.SetIamPolicy(ctx, &iampb.SetIamPolicyRequest{Resource: "projects/l", Policy: dup}))
