@@ -1,7 +1,5 @@
 package iamtest
 
-import "github.com/iamretry/iamretry/internal/fakeiam"
-
 // Method is the full gRPC name of a method the fake serves, such as
 // MethodGetIamPolicy, or AnyMethod. Controls accept only these values.
 type Method string
@@ -11,43 +9,43 @@ func (m Method) String() string { return string(m) }
 
 // AnyMethod stands for every method in the controls and in CountCalls. A
 // setting made for a named method wins over the AnyMethod one.
-const AnyMethod Method = fakeiam.AnyMethod
+const AnyMethod Method = "*"
 
 // Methods of google.iam.v1.IAMPolicy, the generic policy service that any
 // resource name can be passed to (iam/apiv1's IamPolicyClient).
 const (
-	MethodGetIamPolicy       Method = fakeiam.MethodGetIamPolicy
-	MethodSetIamPolicy       Method = fakeiam.MethodSetIamPolicy
-	MethodTestIamPermissions Method = fakeiam.MethodTestIamPermissions
+	MethodGetIamPolicy       Method = "/google.iam.v1.IAMPolicy/GetIamPolicy"
+	MethodSetIamPolicy       Method = "/google.iam.v1.IAMPolicy/SetIamPolicy"
+	MethodTestIamPermissions Method = "/google.iam.v1.IAMPolicy/TestIamPermissions"
 )
 
 // Methods of google.iam.admin.v1.IAM (iam/admin/apiv1's IamClient) that the
 // fake implements.
 const (
-	MethodListServiceAccounts     Method = fakeiam.MethodListServiceAccounts
-	MethodGetServiceAccount       Method = fakeiam.MethodGetServiceAccount
-	MethodCreateServiceAccount    Method = fakeiam.MethodCreateServiceAccount
-	MethodDeleteServiceAccount    Method = fakeiam.MethodDeleteServiceAccount
-	MethodCreateServiceAccountKey Method = fakeiam.MethodCreateServiceAccountKey
-	MethodGetRole                 Method = fakeiam.MethodGetRole
-	MethodListRoles               Method = fakeiam.MethodListRoles
-	MethodAdminGetIamPolicy       Method = fakeiam.MethodAdminGetIamPolicy
-	MethodAdminSetIamPolicy       Method = fakeiam.MethodAdminSetIamPolicy
-	MethodAdminTestIamPermissions Method = fakeiam.MethodAdminTestIamPermissions
+	MethodListServiceAccounts     Method = "/google.iam.admin.v1.IAM/ListServiceAccounts"
+	MethodGetServiceAccount       Method = "/google.iam.admin.v1.IAM/GetServiceAccount"
+	MethodCreateServiceAccount    Method = "/google.iam.admin.v1.IAM/CreateServiceAccount"
+	MethodDeleteServiceAccount    Method = "/google.iam.admin.v1.IAM/DeleteServiceAccount"
+	MethodCreateServiceAccountKey Method = "/google.iam.admin.v1.IAM/CreateServiceAccountKey"
+	MethodGetRole                 Method = "/google.iam.admin.v1.IAM/GetRole"
+	MethodListRoles               Method = "/google.iam.admin.v1.IAM/ListRoles"
+	MethodAdminGetIamPolicy       Method = "/google.iam.admin.v1.IAM/GetIamPolicy"
+	MethodAdminSetIamPolicy       Method = "/google.iam.admin.v1.IAM/SetIamPolicy"
+	MethodAdminTestIamPermissions Method = "/google.iam.admin.v1.IAM/TestIamPermissions"
 )
 
 // IAM methods of google.cloud.resourcemanager.v3 Projects, Folders and
 // Organizations (resourcemanager/apiv3's clients).
 const (
-	MethodProjectsGetIamPolicy            Method = fakeiam.MethodProjectsGetIamPolicy
-	MethodProjectsSetIamPolicy            Method = fakeiam.MethodProjectsSetIamPolicy
-	MethodProjectsTestIamPermissions      Method = fakeiam.MethodProjectsTestIamPermissions
-	MethodFoldersGetIamPolicy             Method = fakeiam.MethodFoldersGetIamPolicy
-	MethodFoldersSetIamPolicy             Method = fakeiam.MethodFoldersSetIamPolicy
-	MethodFoldersTestIamPermissions       Method = fakeiam.MethodFoldersTestIamPermissions
-	MethodOrganizationsGetIamPolicy       Method = fakeiam.MethodOrganizationsGetIamPolicy
-	MethodOrganizationsSetIamPolicy       Method = fakeiam.MethodOrganizationsSetIamPolicy
-	MethodOrganizationsTestIamPermissions Method = fakeiam.MethodOrganizationsTestIamPermissions
+	MethodProjectsGetIamPolicy            Method = "/google.cloud.resourcemanager.v3.Projects/GetIamPolicy"
+	MethodProjectsSetIamPolicy            Method = "/google.cloud.resourcemanager.v3.Projects/SetIamPolicy"
+	MethodProjectsTestIamPermissions      Method = "/google.cloud.resourcemanager.v3.Projects/TestIamPermissions"
+	MethodFoldersGetIamPolicy             Method = "/google.cloud.resourcemanager.v3.Folders/GetIamPolicy"
+	MethodFoldersSetIamPolicy             Method = "/google.cloud.resourcemanager.v3.Folders/SetIamPolicy"
+	MethodFoldersTestIamPermissions       Method = "/google.cloud.resourcemanager.v3.Folders/TestIamPermissions"
+	MethodOrganizationsGetIamPolicy       Method = "/google.cloud.resourcemanager.v3.Organizations/GetIamPolicy"
+	MethodOrganizationsSetIamPolicy       Method = "/google.cloud.resourcemanager.v3.Organizations/SetIamPolicy"
+	MethodOrganizationsTestIamPermissions Method = "/google.cloud.resourcemanager.v3.Organizations/TestIamPermissions"
 )
 
 // setIamPolicyMethods are the methods ConcurrentWriteNext accepts.
