@@ -1,0 +1,52 @@
+// Package iamtest is an in-process fake of the Google Cloud IAM gRPC API for
+// tests of code that calls IAM, with controls that make it fail the ways real
+// IAM fails. No credentials and no network are involved: the fake serves over
+// an in-memory listener, and real cloud.google.com/go clients reach it with
+// the options of ClientOptions.
+//
+// It serves google.iam.v1.IAMPolicy (GetIamPolicy, SetIamPolicy,
+// TestIamPermissions for any resource name); google.iam.admin.v1.IAM
+// (service accounts, their keys and policies, predefined roles); and the IAM
+// methods of google.cloud.resourcemanager.v3 Projects, Folders and
+// Organizations, all backed by one policy store. It keeps IAM's semantics:
+// etags that move on every write, a stale etag answered ABORTED, policy
+// versions and conditions, member and role validation. Every other method of
+// those services answers UNIMPLEMENTED.
+//
+// A test makes a fake with NewServer, which stops it when the test ends:
+//
+//	srv := iamtest.NewServer(t)
+//	client, err := admin.NewIamClient(ctx, srv.ClientOptions()...)
+//	...
+//	srv.FailNext(iamtest.MethodGetServiceAccount, 2, codes.Unavailable)
+//
+// # Controls
+//
+// Every control is a method of Server, may be called at any time, from any
+// goroutine, and takes effect for the calls that arrive after it. Methods are
+// named by the Method constants; AnyMethod stands for every method, and a
+// setting made for a named method wins over the AnyMethod one. A control given
+// an input it cannot honour (an OK code, a negative count, a rate outside
+// [0, 1], a method the fake does not serve) panics with a message naming it:
+// such a test is wrong, and a silent default would hide it.
+//
+// In the order the fake applies them to a call: outages (SetOutage), latency
+// (SetLatency), scripted faults (FailNext), random faults (SetFailureRate),
+// a concurrent writer moving the etag (ConcurrentWriteNext), the call itself,
+// lost answers (LoseNextAnswers, SetLostAnswerRate). RetryInfo (SetRetryInfo)
+// decorates every injected error; eventual consistency of new service
+// accounts (SetPropagationDelay, SetPropagationReads) is part of the fake's
+// answers. The call log (Calls, CountCalls) records every call with its
+// method, resource and code.
+//
+// # Time
+//
+// Latency and propagation windows run on the fake's clock: the wall clock
+// unless WithClock gives another (any value with Now and Sleep, such as a
+// virtual clock that a retrying client shares). Tests of fault handling need
+// not wait real backoff either way: run them inside testing/synctest's
+// synctest.Test, where the wall clock is a fake one that jumps ahead whenever
+// every goroutine of the test is blocked (see the synctest example).
+//
+// The fake shares no code with the iamretry packages it is used to test.
+package iamtest

@@ -1,0 +1,128 @@
+package iamtest_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	admin "cloud.google.com/go/iam/admin/apiv1"
+	"cloud.google.com/go/iam/admin/apiv1/adminpb"
+	iamapi "cloud.google.com/go/iam/apiv1"
+	"cloud.google.com/go/iam/apiv1/iampb"
+	"github.com/googleapis/gax-go/v2"
+
+	"github.com/iamretry/iamretry/iamtest"
+)
+
+// noRetry turns a GAPIC client's own retries off for one call, so that a
+// test sees each answer of the fake.
+var noRetry = gax.WithRetry(nil)
+
+// clients are the two IAM clients the tests call the fake through.
+type clients struct {
+	admin  *admin.IamClient
+	policy *iamapi.IamPolicyClient
+}
+
+// newClients builds an admin and an IamPolicy client on srv's ClientOptions,
+// closed when the test ends.
+func newClients(t *testing.T, srv *iamtest.Server) clients {
+	t.Helper()
+	ctx := context.Background()
+	ac, err := admin.NewIamClient(ctx, srv.ClientOptions()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ac.Close() })
+	pc, err := iamapi.NewIamPolicyClient(ctx, srv.ClientOptions()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = pc.Close() })
+	return clients{admin: ac, policy: pc}
+}
+
+// createAccount creates the service account id in project p and returns it.
+func (c clients) createAccount(t *testing.T, p, id string) *adminpb.ServiceAccount {
+	t.Helper()
+	sa, err := c.admin.CreateServiceAccount(context.Background(), &adminpb.CreateServiceAccountRequest{
+		Name: "projects/" + p, AccountId: id}, noRetry)
+	if err != nil {
+		t.Fatalf("CreateServiceAccount: %v", err)
+	}
+	return sa
+}
+
+// getAccount reads a service account by email.
+func (c clients) getAccount(email string) (*adminpb.ServiceAccount, error) {
+	return c.admin.GetServiceAccount(context.Background(), &adminpb.GetServiceAccountRequest{
+		Name: "projects/-/serviceAccounts/" + email}, noRetry)
+}
+
+// grant runs one read-modify-write through the IamPolicy client: it reads
+// resource's policy and writes it back with member added to role, carrying
+// the etag it read.
+func (c clients) grant(resource, role, member string) error {
+	ctx := context.Background()
+	p, err := c.policy.GetIamPolicy(ctx, &iampb.GetIamPolicyRequest{Resource: resource}, noRetry)
+	if err != nil {
+		return err
+	}
+	p.Bindings = append(p.Bindings, &iampb.Binding{Role: role, Members: []string{member}})
+	_, err = c.policy.SetIamPolicy(ctx, &iampb.SetIamPolicyRequest{Resource: resource, Policy: p}, noRetry)
+	return err
+}
+
+// members returns the members of role in resource's policy.
+func (c clients) members(t *testing.T, resource, role string) []string {
+	t.Helper()
+	p, err := c.policy.GetIamPolicy(context.Background(), &iampb.GetIamPolicyRequest{Resource: resource}, noRetry)
+	if err != nil {
+		t.Fatalf("GetIamPolicy: %v", err)
+	}
+	for _, b := range p.Bindings {
+		if b.Role == role {
+			return b.Members
+		}
+	}
+	return nil
+}
+
+// manualClock is an iamtest.Clock that moves only when told to. Sleep
+// records what it was asked to wait and returns at once, unless ctx is done.
+type manualClock struct {
+	mu    sync.Mutex
+	now   time.Time
+	slept []time.Duration
+}
+
+func newManualClock() *manualClock {
+	return &manualClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+}
+
+func (c *manualClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *manualClock) Sleep(ctx context.Context, d time.Duration) error {
+	c.mu.Lock()
+	c.slept = append(c.slept, d)
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+	return ctx.Err()
+}
+
+func (c *manualClock) advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+func (c *manualClock) sleeps() []time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]time.Duration(nil), c.slept...)
+}
