@@ -142,7 +142,7 @@ func ExampleServer_Conn() {
 	fmt.Printf("version %d, %d bindings, etag %s\n",
 		p.GetVersion(), len(p.GetBindings()), base64.StdEncoding.EncodeToString(p.GetEtag()))
 	// Output:
-	// version 1, 0 bindings, etag ACAB
+	// version 0, 0 bindings, etag ACAB
 }
 
 // The next two GetServiceAccount calls fail UNAVAILABLE; the third succeeds.

@@ -1,12 +1,13 @@
 package fakeiam
 
 import (
+	"time"
+
 	"cloud.google.com/go/iam/admin/apiv1/adminpb"
 	"cloud.google.com/go/iam/apiv1/iampb"
 	"cloud.google.com/go/resourcemanager/apiv3/resourcemanagerpb"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"time"
 )
 
 // This file holds the hooks that package iamtest, the public face of the
@@ -44,7 +45,7 @@ func registerServices(s *Server) {
 // detail set by SetRetryInfo, if any. It panics if code is OK.
 func (s *Server) InjectedError(code codes.Code, msg string) error {
 	mustFailCode("InjectedError", code)
-	return s.faults.injectedError(code, msg)
+	return s.faults.injectedError(code, nil, "", msg, s.fid().iamMessages)
 }
 
 // Now reads the fake's clock (see WithClock).
