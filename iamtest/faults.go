@@ -116,7 +116,4 @@ func (s *Server) SetStaleEtagCode(code codes.Code) {
 func (s *Server) ResetFaults() {
 	s.fake.ResetFaults()
 	s.fake.SetStaleEtagCode(codes.Aborted)
-	s.mu.Lock()
-	clear(s.outages)
-	s.mu.Unlock()
 }

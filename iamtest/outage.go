@@ -11,9 +11,7 @@ import "google.golang.org/grpc/codes"
 func (s *Server) SetOutage(m Method, code codes.Code) {
 	mustMethod("SetOutage", m)
 	mustFailCode("SetOutage", code)
-	s.mu.Lock()
-	s.outages[m] = code
-	s.mu.Unlock()
+	s.fake.SetMethodOutage(string(m), code)
 }
 
 // ClearOutage ends the outage of m set by SetOutage (for AnyMethod, the
@@ -21,18 +19,5 @@ func (s *Server) SetOutage(m Method, code codes.Code) {
 // It panics on an unknown method.
 func (s *Server) ClearOutage(m Method) {
 	mustMethod("ClearOutage", m)
-	s.mu.Lock()
-	delete(s.outages, m)
-	s.mu.Unlock()
-}
-
-// outage returns the code of the outage that covers method, if any.
-func (s *Server) outage(method Method) (codes.Code, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if code, ok := s.outages[method]; ok {
-		return code, true
-	}
-	code, ok := s.outages[AnyMethod]
-	return code, ok
+	s.fake.ClearMethodOutage(string(m))
 }

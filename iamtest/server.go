@@ -8,7 +8,6 @@ import (
 
 	"google.golang.org/api/option"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
 
 	"github.com/iamretry/iamretry/internal/fakeiam"
 )
@@ -18,10 +17,6 @@ import (
 type Server struct {
 	fake *fakeiam.Server
 	conn *grpc.ClientConn
-
-	mu      sync.Mutex
-	outages map[Method]codes.Code
-	calls   []Call
 
 	closeOnce sync.Once
 }
@@ -54,8 +49,7 @@ func New(opts ...Option) (*Server, error) {
 			return nil, err
 		}
 	}
-	s := &Server{outages: map[Method]codes.Code{}}
-	s.fake = fakeiam.NewWithInterceptor(s.intercept, cfg.fakeOptions()...)
+	s := &Server{fake: fakeiam.New(cfg.fakeOptions()...)}
 	if err := s.fake.StartBufconn(); err != nil {
 		s.fake.Close()
 		return nil, fmt.Errorf("iamtest: %w", err)

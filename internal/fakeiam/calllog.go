@@ -13,6 +13,7 @@ const AttemptHeader = "x-retry-attempt"
 // Call is one call the fake received, as recorded in its call log.
 type Call struct {
 	Method   string     // full gRPC method name, e.g. MethodGetIamPolicy
+	Resource string     // the resource the request names (see resourceOf)
 	Time     time.Time  // when the call arrived, on the fake's clock
 	Code     codes.Code // the code answered; codes.OK for success
 	Attempt  string     // the x-retry-attempt metadata value, "" if absent
@@ -62,4 +63,19 @@ func (s *Server) CountCalls(method string) int {
 		}
 	}
 	return n
+}
+
+// resourceOf returns the resource a request names: its resource field for
+// the policy methods, its name for service accounts, keys and roles, its
+// parent where it has neither (ListRoles); "" when it has none.
+func resourceOf(req any) string {
+	switch r := req.(type) {
+	case interface{ GetResource() string }:
+		return r.GetResource()
+	case interface{ GetName() string }:
+		return r.GetName()
+	case interface{ GetParent() string }:
+		return r.GetParent()
+	}
+	return ""
 }

@@ -28,6 +28,7 @@ type faults struct {
 	lostRates   map[string]float64
 	latency     map[string]time.Duration
 	outage      *outage
+	downs       map[string]codes.Code // SetMethodOutage
 	retryInfo   time.Duration
 	interleave  map[string]int
 }
@@ -72,6 +73,7 @@ func (f *faults) reset() {
 	f.lostRates = map[string]float64{}
 	f.latency = map[string]time.Duration{}
 	f.outage = nil
+	f.downs = nil
 	f.retryInfo = 0
 	f.interleave = map[string]int{}
 	f.mu.Unlock()
@@ -215,6 +217,32 @@ func (s *Server) ClearOutage() {
 	f.mu.Unlock()
 }
 
+// SetMethodOutage makes every call of method (every call, for AnyMethod) fail
+// with code until ClearMethodOutage, as during an outage of IAM or of one of
+// its backends (typically UNAVAILABLE, 503). It answers at once, before
+// latency, scripts and rates, which it leaves as they are; the error is an
+// injected one (it carries SetRetryInfo's detail). A named method's outage
+// wins over the AnyMethod one. It panics if code is OK.
+func (s *Server) SetMethodOutage(method string, code codes.Code) {
+	mustFailCode("SetMethodOutage", code)
+	f := s.faults
+	f.mu.Lock()
+	if f.downs == nil {
+		f.downs = map[string]codes.Code{}
+	}
+	f.downs[method] = code
+	f.mu.Unlock()
+}
+
+// ClearMethodOutage ends the outage of method set by SetMethodOutage (for
+// AnyMethod, the AnyMethod outage only; named methods' outages stay).
+func (s *Server) ClearMethodOutage(method string) {
+	f := s.faults
+	f.mu.Lock()
+	delete(f.downs, method)
+	f.mu.Unlock()
+}
+
 // SetRetryInfo makes every injected error (scripts, rates, outages, lost
 // answers) carry a google.rpc.RetryInfo detail with RetryDelay d, as some
 // Google services send. d <= 0 removes the detail.
@@ -255,6 +283,18 @@ func (f *faults) latencyFor(method string) time.Duration {
 		return d
 	}
 	return f.latency[AnyMethod]
+}
+
+// down returns the code of the method outage that covers method, if any: a
+// named method's outage wins over the AnyMethod one.
+func (f *faults) down(method string) (codes.Code, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if code, ok := f.downs[method]; ok {
+		return code, true
+	}
+	code, ok := f.downs[AnyMethod]
+	return code, ok
 }
 
 // decide returns the code of a fault to inject before the handler, if any,

@@ -305,3 +305,26 @@ func waitFor(t *testing.T, cond func() bool) {
 	}
 	t.Fatal("condition not met in 2s")
 }
+
+// TestMethodOutageAnswersBeforeLatency pins SetMethodOutage: the named method
+// fails at once (no latency), others still answer, and clearing it ends it.
+func TestMethodOutageAnswersBeforeLatency(t *testing.T) {
+	f := newFixture(t)
+	f.srv.SetLatency(AnyMethod, time.Hour)
+	f.srv.SetMethodOutage(MethodGetIamPolicy, codes.Unavailable)
+	t0 := f.clock.Now()
+	if got := f.get(t); got != codes.Unavailable {
+		t.Fatalf("during the outage: %v, want UNAVAILABLE", got)
+	}
+	if d := f.clock.Now().Sub(t0); d != 0 {
+		t.Fatalf("the outage answered after %v of latency, want at once", d)
+	}
+	f.srv.SetLatency(AnyMethod, 0)
+	f.srv.ClearMethodOutage(MethodGetIamPolicy)
+	if got := f.get(t); got != codes.OK {
+		t.Fatalf("after ClearMethodOutage: %v, want OK", got)
+	}
+	if c := f.srv.Calls(); !c[0].Injected || c[0].Resource != "projects/f" {
+		t.Fatalf("outage call logged as %+v, want injected, resource projects/f", c[0])
+	}
+}

@@ -11,18 +11,23 @@ import (
 )
 
 // intercept is the fault layer every method goes through, and the call log's
-// source. In order: injected latency; an outage, script or rate failure
+// source. In order: a method's outage (SetMethodOutage, answered at once);
+// injected latency; an outage, script or rate failure
 // (decided before the handler, which then does not run); a concurrent write
 // slipped in before a SetIamPolicy; the handler; a lost answer (decided after
 // a successful handler, whose write stays committed).
 func (s *Server) intercept(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
 	method := info.FullMethod
-	call := Call{Method: method, Time: s.now(), Attempt: attemptOf(ctx)}
+	call := Call{Method: method, Resource: resourceOf(req), Time: s.now(), Attempt: attemptOf(ctx)}
 	defer func() {
 		call.Code = status.Code(err)
 		s.log.add(call)
 	}()
 
+	if code, ok := s.faults.down(method); ok {
+		call.Injected = true
+		return nil, s.faults.injectedError(code, nil, method, "outage: "+code.String()+" for "+method, s.fid().iamMessages)
+	}
 	if d := s.faults.latencyFor(method); d > 0 {
 		if err := s.sleep(ctx, d); err != nil {
 			return nil, status.FromContextError(err).Err()
