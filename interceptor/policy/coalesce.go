@@ -115,8 +115,10 @@ func (u *Updater) commit(resource string, q *queue) {
 
 // guard runs b on a goroutine of its own, so that whatever the Client, an
 // observer, a logger or a classifier does (panic, runtime.Goexit), the
-// committer survives and every caller of b gets an answer: a panic is
-// re-raised in each caller's goroutine.
+// committer survives. The panic is handed to one caller of b, the first
+// still waiting, and re-raised in its goroutine; the others go back to the
+// head of the queue and run in the next batch (a rerun is safe: mutations
+// are idempotent, and the read-modify-write starts from a fresh read).
 func (u *Updater) guard(b *batch) {
 	done := make(chan struct{})
 	var (
@@ -138,16 +140,38 @@ func (u *Updater) guard(b *batch) {
 		return
 	}
 	o := outcome{panicked: panicked}
-	var err error
 	if panicked == nil { // runtime.Goexit outside any Mutation
-		o = outcome{}
-		err = status.Error(grpccodes.Internal, "iamretry/policy: the read-modify-write's goroutine ended (runtime.Goexit in the Client, an observer, a logger or a classifier)")
+		o = outcome{err: status.Error(grpccodes.Internal, "iamretry/policy: the read-modify-write's goroutine ended (runtime.Goexit in the Client, an observer, a logger or a classifier)")}
 	}
-	out := make([]outcome, len(b.members))
-	for i := range out {
-		out[i] = o
+	u.mu.Lock()
+	var rest []*waiter
+	for _, w := range b.members {
+		if !w.left && !w.finished {
+			rest = append(rest, w)
+		}
 	}
-	u.deliver(b.resource, b.members, out, err)
+	u.mu.Unlock()
+	if len(rest) == 0 {
+		return
+	}
+	u.deliver(b.resource, rest[:1], []outcome{o}, nil)
+	u.requeue(b.resource, rest[1:])
+}
+
+// requeue puts ws back at the head of resource's queue (whose committer is
+// the caller), in their order.
+func (u *Updater) requeue(resource string, ws []*waiter) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	q := u.queues[resource]
+	var back []*waiter
+	for _, w := range ws {
+		if !w.left && !w.finished {
+			w.batch = nil
+			back = append(back, w)
+		}
+	}
+	q.pending = append(back, q.pending...)
 }
 
 // next takes every queued waiter as a batch, or drops the queue and

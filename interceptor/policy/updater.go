@@ -122,10 +122,11 @@ func isNil(c Client) bool {
 // Nothing handed to the Updater can take the process down from a goroutine
 // the caller cannot reach: a panic in a Mutation panics Update's goroutine
 // with the same value, and so does a panic in the Client, an observer, a
-// logger or a classifier during the caller's read-modify-write (every
-// caller of that batch gets it); a Mutation that calls runtime.Goexit (a
-// t.FailNow) ends Update's goroutine the same way. Other callers and later
-// Updates of the resource carry on.
+// logger or a classifier during the caller's read-modify-write (one caller
+// of a coalesced batch gets it, the first; the others' changes run again in
+// the next batch); a Mutation that calls runtime.Goexit (a t.FailNow) ends
+// Update's goroutine the same way. Other callers and later Updates of the
+// resource carry on.
 func (u *Updater) Update(ctx context.Context, resource string, m ...Mutation) (*iampb.Policy, error) {
 	if resource == "" {
 		return nil, invalid("Update: the resource name must not be empty")
