@@ -11,8 +11,12 @@ import (
 // it. Observers (WithObserver) receive one after every failed attempt.
 type Attempt struct {
 	// Method is the full gRPC method ("/google.iam.v1.IAMPolicy/GetIamPolicy"),
-	// or the operation's name for the policy updater.
+	// the name given to Retrier.Do, or policy.UpdateMethod for a policy
+	// Updater's read-modify-write.
 	Method string
+	// Resource is the resource of a policy Updater's read-modify-write, ""
+	// elsewhere: nothing needs to parse it out of Method.
+	Resource string
 	// N is the attempt's number: 1 for the first attempt.
 	N int
 	// Err is the error the attempt failed with.
@@ -40,7 +44,8 @@ const (
 	// NotRetryable: the failure's class is not retried (Permanent, Conflict
 	// outside the updater, Propagation without the opt-in).
 	NotRetryable
-	// Unsafe: the method and request are not safe to send again.
+	// Unsafe: the failure is ambiguous (the server may have acted) and the
+	// method and request are not safe to send again.
 	Unsafe
 	// Disabled: the call passed Disable().
 	Disabled

@@ -123,26 +123,6 @@ func TestRetryBudgetRecovers(t *testing.T) {
 	}
 }
 
-func TestConflictRerunsDoNotSpendBudget(t *testing.T) {
-	clk := &steadyClock{now: time.Unix(1e9, 0)}
-	r, err := interceptor.New(interceptor.WithClock(clk), interceptor.WithRetryBudget(0.01, 0.001), interceptor.WithMaxAttempts(500))
-	if err != nil {
-		t.Fatal(err)
-	}
-	aborted := status.Error(grpccodes.Aborted, "concurrent change")
-	n := 0
-	err = r.Do(context.Background(), interceptor.Task{Name: "rmw", RetryConflict: true}, func(context.Context) error {
-		n++
-		if n < 400 { // far more than the bank's 100 tokens
-			return aborted
-		}
-		return nil
-	})
-	if err != nil || n != 400 {
-		t.Fatalf("n %d err %v", n, err)
-	}
-}
-
 func TestInvalidBudgetOptions(t *testing.T) {
 	for _, tc := range []struct {
 		ratio, per float64

@@ -2,49 +2,47 @@ package interceptor
 
 import (
 	"context"
-
-	"github.com/iamretry/iamretry/codes"
+	"errors"
 )
 
-// Task tells Retrier.Do how to retry an operation that is not a single gRPC
-// call, such as the policy updater's read-modify-write.
-type Task struct {
-	// Name names the operation in Attempts and logs; it is also the method
-	// given to the Retrier's classifier when Classify is nil.
-	Name string
-	// Classify sorts the operation's errors into retry classes; nil means
-	// the Retrier's classifier (WithClassifier, default codes.OfError).
-	Classify func(err error) codes.Class
-	// RetryConflict reruns the operation after a Conflict (409 ABORTED).
-	// Only an operation that starts again from a fresh read may set it: the
-	// read-modify-write of the IAM guidance.
-	RetryConflict bool
-	// RetryNotFound reruns it after a Propagation failure (404), as
-	// WithRetryNotFound does for every call.
-	RetryNotFound bool
+// Do runs f, and runs it again after each failure the way the Retrier
+// retries a gRPC call: a failure whose class (the Retrier's classifier,
+// WithClassifier, given name as the method; by default codes.OfError, which
+// reads gRPC statuses and *googleapi.Error HTTP codes) is Transient, or
+// Propagation when WithRetryNotFound is set, waits the same backoff, within
+// the same deadline, attempt cap, budget and context, and observers see each
+// failed attempt with Method name. Conflict is not retried: a lone write
+// must not be replayed after a concurrent change (the policy package reruns
+// the whole read-modify-write instead).
+//
+// The caller asserts that f is safe to run again: Do does not ask the
+// safe-to-retry function. Do owns the retries of what f runs: the context
+// given to f is marked, and a Retrier's interceptor beneath (on the client f
+// calls) passes the failures of marked calls straight through, so retries
+// never multiply. f must pass that context on.
+//
+// Do returns nil once f succeeds, or the last error f returned, unchanged;
+// when ctx ends during a wait, an error whose gRPC code is the context's and
+// that wraps f's last error. A nil f is refused with an error.
+func (r *Retrier) Do(ctx context.Context, name string, f func(context.Context) error) error {
+	if f == nil {
+		return errors.New("iamretry: Retrier.Do(" + name + "): f is nil")
+	}
+	return r.do(ctx, &job{method: name}, f)
 }
 
-// Do runs op, and runs it again after each failure the way the Retrier
-// retries a gRPC call: Transient failures (and Conflict or Propagation ones
-// when t says so) wait the same backoff, within the same deadline, attempt
-// cap and context, and observers see each failed attempt. The operation
-// vouches for itself being safe to rerun: Do does not ask the safe-to-retry
-// function. Do returns nil once op succeeds, or the last error op returned,
-// unchanged; when the context ends during a wait, an error whose gRPC code
-// is the context's and that wraps op's last error.
-func (r *Retrier) Do(ctx context.Context, t Task, op func(ctx context.Context) error) error {
+// do is the engine's entry for the faces that own what they run (Do and the
+// policy Updater): it marks the context, runs the first attempt and hands a
+// failure to the loop.
+func (r *Retrier) do(ctx context.Context, j *job, f func(context.Context) error) error {
 	if r.budget != nil {
 		r.budget.deposit()
 	}
-	err := op(ctx)
+	ctx = own(ctx)
+	err := f(ctx)
 	if err == nil {
 		return nil
 	}
-	return r.run(ctx, &task{
-		method:        t.Name,
-		classify:      t.Classify,
-		retryNotFound: t.RetryNotFound,
-		retryConflict: t.RetryConflict,
-		again:         func(ctx context.Context, _ int) error { return op(ctx) },
-	}, err)
+	j.again = func(ctx context.Context, _ int) error { return f(ctx) }
+	return r.run(ctx, j, err)
 }

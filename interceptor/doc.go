@@ -38,5 +38,19 @@
 //
 // cloud.google.com/go clients retry some methods themselves through gax; an
 // interceptor under them multiplies attempts. Turn gax's retries off for the
-// methods this package retries.
+// methods this package retries (DisableGAXRetries).
+//
+// One owner per call: Retrier.Do and the policy Updater own the retries of
+// what they run. They mark the context they run it with, and the
+// interceptor passes the failures of marked calls straight through (it
+// looks at the mark only after an attempt failed). So an Updater over a
+// client that carries the interceptor makes exactly the attempts of the
+// Updater alone.
+//
+// # Layout
+//
+// retrier.go holds the one retry loop (decide, schedule, budget, observe);
+// its faces fill one small job value each: interceptor.go (gRPC calls),
+// do.go (Retrier.Do) and updater.go (the policy Updater, reached through
+// internal/enginehook, not public API).
 package interceptor

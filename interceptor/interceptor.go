@@ -42,7 +42,121 @@ func UnaryClientInterceptor(opts ...Option) grpc.UnaryClientInterceptor {
 }
 
 func (r *Retrier) intercept(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
-	var disabled, notFound bool
+	if r.budget != nil {
+		r.budget.deposit()
+	}
+	if r.cfg.pushback {
+		return r.interceptWithTrailer(ctx, method, req, reply, cc, invoker, opts)
+	}
+	if r.cfg.perAttempt > 0 {
+		g := &grpcCall{r: r, method: method, req: req, reply: reply, cc: cc, invoker: invoker, opts: opts}
+		return g.first(ctx)
+	}
+	err := invoker(ctx, method, req, reply, cc, opts...)
+	if err == nil {
+		return nil
+	}
+	g := &grpcCall{r: r, method: method, req: req, reply: reply, cc: cc, invoker: invoker, opts: opts}
+	return g.retry(ctx, err)
+}
+
+// interceptWithTrailer is intercept for WithPushback: every attempt reads
+// its trailer, which costs allocations even when the call succeeds.
+func (r *Retrier) interceptWithTrailer(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts []grpc.CallOption) error {
+	g := &grpcCall{r: r, method: method, req: req, reply: reply, cc: cc, invoker: invoker, opts: opts, trailer: new(metadata.MD)}
+	g.opts = append(opts[:len(opts):len(opts)], grpc.Trailer(g.trailer))
+	return g.first(ctx)
+}
+
+// grpcCall is one gRPC call on the failure path (or with a per-attempt
+// timeout or pushback, which cost allocations on every call anyway): the
+// gRPC face of the engine. It carries what an attempt needs, so the engine
+// sees one small value.
+type grpcCall struct {
+	r       *Retrier
+	method  string
+	req     any
+	reply   any
+	cc      *grpc.ClientConn
+	invoker grpc.UnaryInvoker
+	opts    []grpc.CallOption // with grpc.Trailer(trailer) when trailer is set
+	trailer *metadata.MD      // WithPushback: each attempt's trailer
+	// retryEnd is when the retry deadline ends, for per-attempt timeouts.
+	retryEnd time.Time
+	// cut tells whether the last attempt ran out of the per-attempt timeout
+	// while the caller's context lived.
+	cut bool
+}
+
+// first runs the first attempt and, if it fails, the retries.
+func (g *grpcCall) first(ctx context.Context) error {
+	err := g.attempt(ctx, g.r.cfg.perAttempt)
+	if err == nil {
+		return nil
+	}
+	return g.retry(ctx, err)
+}
+
+// retry is the failure path, kept out of intercept so that the success path
+// stays small. A call whose context is marked by an owner above (Do, the
+// policy Updater) is that owner's to retry: its failure passes through
+// untouched. The mark is read only here, after a failure.
+func (g *grpcCall) retry(ctx context.Context, err error) error {
+	if owned(ctx) {
+		return err
+	}
+	disabled, notFound := callFlags(g.opts)
+	c := &g.r.cfg
+	if c.deadline > 0 && c.perAttempt > 0 {
+		g.retryEnd = c.clock.Now().Add(c.deadline)
+	}
+	j := &job{
+		method:        g.method,
+		req:           g.req,
+		checkSafe:     true,
+		disabled:      disabled,
+		retryNotFound: notFound,
+		trailer:       g.trailer,
+		again:         g.again,
+	}
+	if c.perAttempt > 0 {
+		j.cut = g.wasCut
+	}
+	return g.r.run(ctx, j, err)
+}
+
+func (g *grpcCall) wasCut() bool { return g.cut }
+
+// again runs attempt n (n >= 2).
+func (g *grpcCall) again(ctx context.Context, n int) error {
+	if g.trailer != nil {
+		*g.trailer = nil
+	}
+	ctx = withAttempt(ctx, n)
+	d := g.r.cfg.perAttempt
+	if d > 0 && !g.retryEnd.IsZero() {
+		d = min(d, g.retryEnd.Sub(g.r.cfg.clock.Now()))
+	}
+	return g.attempt(ctx, d)
+}
+
+// attempt invokes the call once, under a timeout of d when d > 0.
+func (g *grpcCall) attempt(ctx context.Context, d time.Duration) error {
+	g.cut = false
+	if d <= 0 && g.r.cfg.perAttempt == 0 {
+		return g.invoker(ctx, g.method, g.req, g.reply, g.cc, g.opts...)
+	}
+	actx, cancel := context.WithTimeout(ctx, max(d, 0))
+	defer cancel()
+	err := g.invoker(actx, g.method, g.req, g.reply, g.cc, g.opts...)
+	if err != nil && actx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
+		g.cut = true
+	}
+	return err
+}
+
+// callFlags reads the per-call options.
+func callFlags(opts []grpc.CallOption) (disabled, notFound bool) {
 	for _, o := range opts {
 		switch o.(type) {
 		case *disableOption:
@@ -51,80 +165,7 @@ func (r *Retrier) intercept(ctx context.Context, method string, req, reply any, 
 			notFound = true
 		}
 	}
-	if r.budget != nil {
-		r.budget.deposit()
-	}
-	if r.cfg.pushback {
-		return r.interceptWithTrailer(ctx, method, req, reply, cc, invoker, opts, disabled, notFound)
-	}
-	var err error
-	if r.cfg.perAttempt > 0 {
-		err = r.invokeWithTimeout(ctx, r.cfg.perAttempt, method, req, reply, cc, invoker, opts)
-	} else {
-		err = invoker(ctx, method, req, reply, cc, opts...)
-	}
-	if err == nil {
-		return nil
-	}
-	return r.retryCall(ctx, method, req, reply, cc, invoker, opts, err, disabled, notFound, nil)
-}
-
-// interceptWithTrailer is intercept for WithPushback: every attempt reads
-// its trailer, which costs allocations even when the call succeeds.
-func (r *Retrier) interceptWithTrailer(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts []grpc.CallOption, disabled, notFound bool) error {
-	trailer := new(metadata.MD)
-	withTrailer := append(opts[:len(opts):len(opts)], grpc.Trailer(trailer))
-	var err error
-	if r.cfg.perAttempt > 0 {
-		err = r.invokeWithTimeout(ctx, r.cfg.perAttempt, method, req, reply, cc, invoker, withTrailer)
-	} else {
-		err = invoker(ctx, method, req, reply, cc, withTrailer...)
-	}
-	if err == nil {
-		return nil
-	}
-	return r.retryCall(ctx, method, req, reply, cc, invoker, opts, err, disabled, notFound, trailer)
-}
-
-// retryCall is the failure path, kept out of intercept so that the success
-// path stays small. trailer, when not nil, receives each attempt's trailer.
-func (r *Retrier) retryCall(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts []grpc.CallOption, err error, disabled, notFound bool, trailer *metadata.MD) error {
-	var deadlineEnd time.Time // when the retry deadline ends, for per-attempt timeouts
-	if r.cfg.deadline > 0 && r.cfg.perAttempt > 0 {
-		deadlineEnd = r.cfg.clock.Now().Add(r.cfg.deadline)
-	}
-	if trailer != nil {
-		opts = append(opts[:len(opts):len(opts)], grpc.Trailer(trailer))
-	}
-	t := &task{
-		method:        method,
-		req:           req,
-		checkSafe:     true,
-		disabled:      disabled,
-		retryNotFound: notFound,
-		trailer:       trailer,
-		again: func(ctx context.Context, n int) error {
-			if trailer != nil {
-				*trailer = nil
-			}
-			ctx = withAttempt(ctx, n)
-			if r.cfg.perAttempt > 0 {
-				d := r.cfg.perAttempt
-				if !deadlineEnd.IsZero() {
-					d = min(d, deadlineEnd.Sub(r.cfg.clock.Now()))
-				}
-				return r.invokeWithTimeout(ctx, d, method, req, reply, cc, invoker, opts)
-			}
-			return invoker(ctx, method, req, reply, cc, opts...)
-		},
-	}
-	return r.run(ctx, t, err)
-}
-
-func (r *Retrier) invokeWithTimeout(ctx context.Context, d time.Duration, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts []grpc.CallOption) error {
-	actx, cancel := context.WithTimeout(ctx, d)
-	defer cancel()
-	return invoker(actx, method, req, reply, cc, opts...)
+	return disabled, notFound
 }
 
 // withAttempt returns ctx with the attempt's number in its outgoing metadata

@@ -38,6 +38,37 @@ type config struct {
 	budgetPerSecond float64
 	budgetOff       bool
 	errs            []error
+	given           given // options given that some faces refuse
+}
+
+// given records options whose presence matters where they do not apply
+// (policy.NewUpdater refuses them by name).
+type given uint8
+
+const (
+	givenPushback given = 1 << iota
+	givenPerAttempt
+	givenSafe
+)
+
+var givenNames = [...]struct {
+	g    given
+	name string
+}{
+	{givenPushback, "WithPushback"},
+	{givenPerAttempt, "WithPerAttemptTimeout"},
+	{givenSafe, "WithSafeToRetry"},
+}
+
+// names returns the names of the options of mask that were given.
+func (g given) names(mask given) []string {
+	var out []string
+	for _, n := range givenNames {
+		if g&mask&n.g != 0 {
+			out = append(out, n.name)
+		}
+	}
+	return out
 }
 
 func defaultConfig() config {
@@ -140,8 +171,8 @@ func WithMaxAttempts(n int) Option {
 
 // WithPerAttemptTimeout gives each attempt its own timeout: min(d, what is
 // left of the call's context and of the retry deadline). An attempt that runs
-// out of it fails DEADLINE_EXCEEDED and is retried while the caller's own
-// context lives. 0 (the default) means none. It must not be negative.
+// out of it is retried while the caller's own context lives, whatever the
+// classifier says of its error (the cut is the Retrier's own doing). 0 (the default) means none. It must not be negative.
 // The timeout runs on the wall clock (it is a context deadline), and costs
 // a context and a timer per attempt, the first included.
 func WithPerAttemptTimeout(d time.Duration) Option {
@@ -150,6 +181,7 @@ func WithPerAttemptTimeout(d time.Duration) Option {
 			c.fail("WithPerAttemptTimeout(%v): the per-attempt timeout must be >= 0 (0: none)", d)
 			return
 		}
+		c.given |= givenPerAttempt
 		c.perAttempt = d
 	}
 }
@@ -166,7 +198,9 @@ func WithRetryNotFound() Option {
 // WithClassifier replaces the function that sorts failures into retry
 // classes (default: codes.OfError, whatever the method). It must not be nil.
 // Whatever it says, the Retrier never retries once the caller's context has
-// ended, and retries Conflict only in the policy updater.
+// ended, retries Conflict only in the policy updater, and retries an attempt
+// its own per-attempt timeout cut off. The method it is given is the gRPC
+// method, the name given to Retrier.Do, or policy.UpdateMethod.
 func WithClassifier(f func(method string, err error) codes.Class) Option {
 	return func(c *config) {
 		if f == nil {
@@ -185,6 +219,7 @@ func WithSafeToRetry(f func(method string, req any) bool) Option {
 			c.fail("WithSafeToRetry(nil): give a function, or leave the option out for SafeToRetry")
 			return
 		}
+		c.given |= givenSafe
 		c.safe = f
 	}
 }

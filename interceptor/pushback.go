@@ -16,17 +16,19 @@ import (
 const PushbackTrailer = "grpc-retry-pushback-ms"
 
 // WithPushback makes the interceptor honour the server's
-// grpc-retry-pushback-ms trailer (gRFC A6): a value >= 0 is the exact wait
-// before the next attempt (still never past a deadline: a wait that does not
-// fit ends the call at once); a negative or malformed one ends the call
-// (Reason ServerPushback). Reading trailers costs, on every call including
+// grpc-retry-pushback-ms trailer (gRFC A6): a value >= 0 replaces the
+// backoff's wait before the next attempt, though never below a RetryInfo
+// delay the same answer carries (the wait is the larger of the two), and
+// never past a deadline (a wait that does not fit ends the call at once); a
+// negative or malformed one ends the call (Reason ServerPushback), whatever
+// RetryInfo says. It applies to the interceptor; policy.NewUpdater refuses it. Reading trailers costs, on every call including
 // the ones that succeed, a copy of the call options with one more option and
 // the trailer map: a few allocations per call. It is therefore opt-in.
 //
 // google.rpc.RetryInfo in an error's details is always honoured, at no cost
 // on the success path: the wait is at least its retry_delay.
 func WithPushback() Option {
-	return func(c *config) { c.pushback = true }
+	return func(c *config) { c.pushback, c.given = true, c.given|givenPushback }
 }
 
 // retryInfoDelay returns the retry_delay of a google.rpc.RetryInfo detail

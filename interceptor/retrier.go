@@ -47,34 +47,44 @@ func New(opts ...Option) (*Retrier, error) {
 // Backoff returns the Retrier's backoff schedule.
 func (r *Retrier) Backoff() Backoff { return r.cfg.backoff }
 
-// task is one operation being retried.
-type task struct {
-	method        string
-	req           any
-	checkSafe     bool // ask the safe-to-retry function (gRPC calls)
+// job is one operation the engine retries, whichever face it came through:
+// a gRPC call (interceptor.go), a function given to Do (do.go), or a
+// policy updater's read-modify-write (updater.go). It is the one small
+// per-call value the loop reads; the face fills it.
+type job struct {
+	method   string // Attempt.Method
+	resource string // Attempt.Resource
+	req      any    // for the safe-to-retry function, when checkSafe
+	// checkSafe asks the safe-to-retry function before an ambiguous failure
+	// is retried (gRPC calls); the other faces vouch for themselves.
+	checkSafe     bool
 	disabled      bool // Disable() was passed
 	retryNotFound bool
-	retryConflict bool
-	classify      func(err error) codes.Class // nil: cfg.classify(method, err)
-	// again runs attempt n (n >= 2) and returns its error.
-	again func(ctx context.Context, n int) error
+	retryConflict bool // the read-modify-write reruns after a Conflict
+	// cut reports whether the last attempt was cut off by the Retrier's own
+	// per-attempt timeout while the caller's context lived; nil: never.
+	cut func() bool
 	// trailer is the last attempt's trailer metadata (WithPushback), or nil.
 	trailer *metadata.MD
+	// again runs attempt n (n >= 2) and returns its error.
+	again func(ctx context.Context, n int) error
 }
 
-// run retries t after its first attempt failed with err, and returns nil once
-// an attempt succeeds or the error to give the caller: the last error an
-// attempt returned, unchanged, or, when the context ended during a wait, an
-// error that carries the context's code and wraps that last error.
-func (r *Retrier) run(ctx context.Context, t *task, err error) error {
+// run is the retry engine: it retries j after its first attempt failed with
+// err, and returns nil once an attempt succeeds or the error to give the
+// caller: the last error an attempt returned, unchanged, or, when the
+// context ended during a wait, an error that carries the context's code and
+// wraps that last error. Each failure is decided (decide), scheduled against
+// the attempt cap, the deadlines and the budget (schedule), and observed.
+func (r *Retrier) run(ctx context.Context, j *job, err error) error {
 	c := &r.cfg
 	start := c.clock.Now()
 	now := start
 	for n := 1; ; n++ {
-		a := Attempt{Method: t.method, N: n, Err: err, Elapsed: now.Sub(start)}
-		a.Class, a.Reason = r.decide(ctx, t, err)
+		a := Attempt{Method: j.method, Resource: j.resource, N: n, Err: err, Elapsed: now.Sub(start)}
+		a.Class, a.Reason = r.decide(ctx, j, err)
 		if a.Reason == Retry {
-			a.Reason = r.schedule(ctx, t, start, now, n, &a)
+			a.Reason = r.schedule(ctx, j, start, now, n, &a)
 		}
 		r.observe(ctx, &a)
 		if !a.Retrying {
@@ -87,7 +97,7 @@ func (r *Retrier) run(ctx context.Context, t *task, err error) error {
 			r.observe(ctx, &a)
 			return werr
 		}
-		if err = t.again(ctx, n+1); err == nil {
+		if err = j.again(ctx, n+1); err == nil {
 			return nil
 		}
 		now = c.clock.Now()
@@ -95,12 +105,13 @@ func (r *Retrier) run(ctx context.Context, t *task, err error) error {
 }
 
 // decide classifies err and says whether its kind may be retried at all.
-func (r *Retrier) decide(ctx context.Context, t *task, err error) (codes.Class, Reason) {
-	var class codes.Class
-	if t.classify != nil {
-		class = t.classify(err)
-	} else {
-		class = r.cfg.classify(t.method, err)
+func (r *Retrier) decide(ctx context.Context, j *job, err error) (codes.Class, Reason) {
+	class := r.cfg.classify(j.method, err)
+	if j.cut != nil && j.cut() && ctx.Err() == nil {
+		// The Retrier's own per-attempt timeout cut the attempt off: that is
+		// transient whatever the classifier says, while the caller's context
+		// lives (WithPerAttemptTimeout promises it).
+		class = codes.Transient
 	}
 	switch {
 	case ctx.Err() != nil:
@@ -108,24 +119,28 @@ func (r *Retrier) decide(ctx context.Context, t *task, err error) (codes.Class, 
 		// help, whatever the error says (a DEADLINE_EXCEEDED is only
 		// transient while the caller's context lives).
 		return class, ContextDone
-	case t.disabled:
+	case j.disabled:
 		return class, Disabled
 	}
 	switch class {
 	case codes.Transient:
+		// An ambiguous outcome: the server may have acted. Only a request
+		// that is safe to send again is retried.
+		if j.checkSafe && !r.cfg.safe(j.method, j.req) {
+			return class, Unsafe
+		}
 	case codes.Propagation:
-		if !t.retryNotFound && !r.cfg.retryNotFound {
+		// A definite rejection (NOT_FOUND): nothing was done, so a retry
+		// is safe even for a method unsafe to replay; it is opt-in.
+		if !j.retryNotFound && !r.cfg.retryNotFound {
 			return class, NotRetryable
 		}
 	case codes.Conflict:
-		if !t.retryConflict {
+		if !j.retryConflict {
 			return class, NotRetryable
 		}
 	default:
 		return class, NotRetryable
-	}
-	if t.checkSafe && !r.cfg.safe(t.method, t.req) {
-		return class, Unsafe
 	}
 	return class, Retry
 }
@@ -134,24 +149,24 @@ func (r *Retrier) decide(ctx context.Context, t *task, err error) (codes.Class, 
 // attempt cap and both deadlines. It fills a.Wait and a.Retrying when the
 // wait may be started; a wait that would end after a deadline is never
 // started.
-func (r *Retrier) schedule(ctx context.Context, t *task, start, now time.Time, n int, a *Attempt) Reason {
+func (r *Retrier) schedule(ctx context.Context, j *job, start, now time.Time, n int, a *Attempt) Reason {
 	c := &r.cfg
 	if c.maxAttempts > 0 && n >= c.maxAttempts {
 		return MaxAttempts
 	}
 	wait := c.backoff.Delay(n-1, c.random())
-	// The server's word: RetryInfo is a floor on the wait; A6's trailer sets
-	// it exactly, or forbids the retry.
-	if d, ok := retryInfoDelay(a.Err); ok && d > wait {
-		wait = d
-	}
-	if t.trailer != nil {
-		switch d, state := trailerPushback(*t.trailer); state {
+	// The server's word: A6's trailer sets the wait, or forbids the retry;
+	// RetryInfo is a floor under whichever wait applies.
+	if j.trailer != nil {
+		switch d, state := trailerPushback(*j.trailer); state {
 		case pushbackWait:
 			wait = d
 		case pushbackStop:
 			return ServerPushback
 		}
+	}
+	if d, ok := retryInfoDelay(a.Err); ok && d > wait {
+		wait = d
 	}
 	end := now.Add(wait)
 	if c.deadline > 0 && end.After(start.Add(c.deadline)) {

@@ -366,41 +366,48 @@ func TestAttemptMetadata(t *testing.T) {
 	}
 }
 
-func TestDoRetriesConflictOnlyWhenAsked(t *testing.T) {
+func TestDoNeverRetriesConflict(t *testing.T) {
 	aborted := status.Error(grpccodes.Aborted, "There were concurrent policy changes.")
-	for _, retry := range []bool{false, true} {
-		h := newHarness(t)
-		n := 0
-		err := h.r.Do(context.Background(), interceptor.Task{Name: "rmw", RetryConflict: retry}, func(context.Context) error {
-			n++
-			if n < 3 {
-				return aborted
-			}
-			return nil
-		})
-		if retry && (err != nil || n != 3) || !retry && (err != aborted || n != 1) {
-			t.Fatalf("retry=%v: n %d err %v", retry, n, err)
-		}
+	h := newHarness(t)
+	n := 0
+	err := h.r.Do(context.Background(), "rmw", func(context.Context) error {
+		n++
+		return aborted
+	})
+	if err != aborted || n != 1 || h.attempts[0].Reason != interceptor.NotRetryable {
+		t.Fatalf("n %d err %v attempts %+v", n, err, h.attempts)
 	}
 }
 
-func TestDoCustomClassify(t *testing.T) {
-	h := newHarness(t)
-	special := errors.New("etag moved")
-	n := 0
-	err := h.r.Do(context.Background(), interceptor.Task{Name: "rmw", Classify: func(err error) codes.Class {
+func TestDoUsesTheRetriersClassifier(t *testing.T) {
+	special := errors.New("try again")
+	var gotMethod string
+	h := newHarness(t, interceptor.WithClassifier(func(method string, err error) codes.Class {
+		gotMethod = method
 		if errors.Is(err, special) {
-			return codes.Conflict
+			return codes.Transient
 		}
 		return codes.OfError(err)
-	}, RetryConflict: true}, func(context.Context) error {
+	}))
+	n := 0
+	err := h.r.Do(context.Background(), "my-op", func(context.Context) error {
 		n++
 		if n == 1 {
 			return special
 		}
 		return nil
 	})
-	if err != nil || n != 2 || h.attempts[0].Method != "rmw" || h.attempts[0].Class != codes.Conflict {
-		t.Fatalf("err %v n %d attempts %+v", err, n, h.attempts)
+	if err != nil || n != 2 || gotMethod != "my-op" || h.attempts[0].Method != "my-op" || h.attempts[0].Class != codes.Transient {
+		t.Fatalf("err %v n %d method %q attempts %+v", err, n, gotMethod, h.attempts)
+	}
+	if !reflect.DeepEqual(h.clock.Sleeps(), secs(1.5)) {
+		t.Fatalf("sleeps %v", h.clock.Sleeps())
+	}
+}
+
+func TestDoRefusesNilFunc(t *testing.T) {
+	h := newHarness(t)
+	if err := h.r.Do(context.Background(), "op", nil); err == nil || !strings.Contains(err.Error(), "f is nil") {
+		t.Fatalf("err %v", err)
 	}
 }

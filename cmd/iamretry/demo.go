@@ -243,7 +243,7 @@ func (d *demo) observer(who string) func(interceptor.Attempt) {
 
 func decision(a interceptor.Attempt) string {
 	switch {
-	case a.Reason == interceptor.Retry && strings.HasPrefix(a.Method, "policy.Update "):
+	case a.Reason == interceptor.Retry && a.Method == policy.UpdateMethod:
 		return "rerun read-modify-write"
 	case a.Reason == interceptor.Retry:
 		return "retry"

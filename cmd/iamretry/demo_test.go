@@ -53,7 +53,6 @@ func TestDemoTellsTheStory(t *testing.T) {
 		"DEADLINE_EXCEEDED  504",
 		"IAM.GetServiceAccount                1  NOT_FOUND          404  Propagation retry",
 		"IAM.CreateServiceAccountKey          1  UNAVAILABLE        503  Transient   give up: unsafe to retry",
-		"ABORTED            409  Conflict    to the caller: a conflict",
 		"policy.Update",
 		"rerun read-modify-write",
 		"give up: retry deadline reached",

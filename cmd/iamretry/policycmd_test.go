@@ -133,7 +133,7 @@ func TestPolicyRetriesThroughFaults(t *testing.T) {
 	policyTestClock = vclock.New()
 	t.Cleanup(func() { policyTestClock = nil })
 	addr := startFake(t, "--fail-rate", "0.5", "--codes", "unavailable,INTERNAL", "--lost-answer-rate", "0.2", "--seed", "3")
-	ep := []string{"--endpoint", addr, "--insecure", "--deadline", "10m"}
+	ep := []string{"--endpoint", addr, "--insecure", "--deadline", "10m", "--timeout", "0"}
 	retries := 0
 	for i := range 4 {
 		member := []string{"user:a@example.com", "user:b@example.com", "user:c@example.com", "user:d@example.com"}[i]
@@ -182,7 +182,7 @@ func TestPolicyServiceAccountGoesThroughTheAdminAPI(t *testing.T) {
 	if r.code != exitFailure {
 		t.Fatalf("exit %d, want %d: %s", r.code, exitFailure, r.stderr)
 	}
-	for _, want := range []string{"IAM.GetIamPolicy attempt 1: NOT_FOUND (HTTP 404, Propagation): gave up: not retryable", "NotFound", "robot@p.iam.gserviceaccount.com"} {
+	for _, want := range []string{"policy.Update attempt 1: NOT_FOUND (HTTP 404, Propagation): gave up: not retryable", "NotFound", "robot@p.iam.gserviceaccount.com"} {
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
 		}

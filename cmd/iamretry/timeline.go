@@ -11,6 +11,8 @@ import (
 
 	"google.golang.org/grpc/codes"
 
+	"github.com/iamretry/iamretry/interceptor/policy"
+
 	iamcodes "github.com/iamretry/iamretry/codes"
 )
 
@@ -222,10 +224,10 @@ func (t *timeline) attempt(r attemptRow) {
 
 // shortMethod drops the package of a full gRPC method name:
 // "/google.iam.v1.IAMPolicy/GetIamPolicy" -> "IAMPolicy.GetIamPolicy", and
-// the resource of the updater's "policy.Update RESOURCE".
+// policy.UpdateMethod -> "policy.Update" (the resource is in the step's note).
 func shortMethod(m string) string {
-	if strings.HasPrefix(m, "policy.Update ") {
-		return "policy.Update" // the resource is in the step's note
+	if m == policy.UpdateMethod {
+		return "policy.Update"
 	}
 	if !strings.HasPrefix(m, "/") {
 		return m

@@ -3,7 +3,6 @@ package policy
 import (
 	"context"
 	"slices"
-	"sync"
 	"time"
 
 	"cloud.google.com/go/iam/apiv1/iampb"
@@ -14,21 +13,26 @@ import (
 	"github.com/iamretry/iamretry/codes"
 )
 
-// Group commit. Each resource being updated has a queue and one committer
-// goroutine. An Update appends a waiter to the queue and starts the
-// committer if none runs. The committer takes every waiter queued at that
-// moment as one batch, runs the batch's read-modify-write, hands each
-// waiter its result, and starts over with whatever queued meanwhile; it
-// ends, and the queue is dropped, when nothing is queued. So no call waits
-// for a timer, a call that arrives during a read-modify-write joins the
-// next one, and the number of writes is about the number of times the
+// The batching layer: the outer one. Each resource being updated has a
+// queue and one committer goroutine. An Update appends a waiter to the
+// queue and starts the committer if none runs. The committer takes every
+// waiter queued at that moment as one batch, hands the batch's changes to
+// the read-modify-write (rmw.go, which knows nothing of this layer), hands
+// each waiter its result, and starts over with whatever queued meanwhile;
+// it ends, and the queue is dropped, when nothing is queued. So no call
+// waits for a timer, a call that arrives during a read-modify-write joins
+// the next one, and the number of writes is about the number of times the
 // queue went from empty to busy plus the number of batches that followed.
+//
+// Data flows one way: Update -> queue -> batch -> transact -> outcomes ->
+// deliver -> Update. A waiter that leaves withdraws its change (change.go),
+// which the read-modify-write reads; nothing else crosses back.
 
 // waiter is one Update call.
 type waiter struct {
 	ctx  context.Context
-	muts []Mutation
-	done chan struct{} // closed once pol, err and panicked are set
+	ch   *change
+	done chan struct{} // closed once the result fields are set
 
 	// Guarded by Updater.mu.
 	batch    *batch // set when the caller's batch starts
@@ -37,7 +41,8 @@ type waiter struct {
 
 	pol      *iampb.Policy
 	err      error
-	panicked any
+	panicked any  // re-raised in the caller
+	goexit   bool // its Mutation called runtime.Goexit: re-raised in the caller
 }
 
 // queue holds the waiters of one resource not yet in a batch.
@@ -52,10 +57,6 @@ type batch struct {
 	ctx      context.Context
 	cancel   context.CancelFunc
 	live     int // members that have not left; guarded by Updater.mu
-	// applying is held while an attempt applies the members' mutations, so
-	// that a caller that leaves returns only once its mutations have stopped
-	// running, never to run again.
-	applying sync.Mutex
 }
 
 func (u *Updater) enqueue(resource string, w *waiter) {
@@ -74,7 +75,8 @@ func (u *Updater) enqueue(resource string, w *waiter) {
 
 // leave takes w out of its queue or batch after its context ended. It
 // reports false when w's result is already set (then w keeps it), and
-// whether w was still queued.
+// whether w was still queued. It returns at once, unless w's own mutations
+// are running (then as soon as they return): they never run again.
 func (u *Updater) leave(resource string, w *waiter) (queued, ok bool) {
 	u.mu.Lock()
 	if w.finished {
@@ -95,22 +97,8 @@ func (u *Updater) leave(resource string, w *waiter) (queued, ok bool) {
 		b.cancel() // nobody waits for this batch any more
 	}
 	u.mu.Unlock()
-	// Wait out an application of the mutations under way: w's may be
-	// running. Later attempts see w.left and skip them.
-	b.applying.Lock()
-	b.applying.Unlock() // an empty critical section on purpose: a barrier
+	w.ch.leave()
 	return false, true
-}
-
-// live reports which of ws are still waiting.
-func (u *Updater) live(ws []*waiter) []bool {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	l := make([]bool, len(ws))
-	for i, w := range ws {
-		l[i] = !w.left
-	}
-	return l
 }
 
 // commit runs batches for resource until its queue is empty.
@@ -120,9 +108,70 @@ func (u *Updater) commit(resource string, q *queue) {
 		if b == nil {
 			return
 		}
-		u.run(b)
+		u.guard(b)
 		b.cancel()
 	}
+}
+
+// guard runs b on a goroutine of its own, so that whatever the Client, an
+// observer, a logger or a classifier does (panic, runtime.Goexit), the
+// committer survives. The panic is handed to one caller of b, the first
+// still waiting, and re-raised in its goroutine; the others go back to the
+// head of the queue and run in the next batch (a rerun is safe: mutations
+// are idempotent, and the read-modify-write starts from a fresh read).
+func (u *Updater) guard(b *batch) {
+	done := make(chan struct{})
+	var (
+		returned bool
+		panicked any
+	)
+	go func() {
+		defer func() {
+			if !returned {
+				panicked = recover()
+			}
+			close(done)
+		}()
+		u.run(b)
+		returned = true
+	}()
+	<-done
+	if returned {
+		return
+	}
+	o := outcome{panicked: panicked}
+	if panicked == nil { // runtime.Goexit outside any Mutation
+		o = outcome{err: status.Error(grpccodes.Internal, "iamretry/policy: the read-modify-write's goroutine ended (runtime.Goexit in the Client, an observer, a logger or a classifier)")}
+	}
+	u.mu.Lock()
+	var rest []*waiter
+	for _, w := range b.members {
+		if !w.left && !w.finished {
+			rest = append(rest, w)
+		}
+	}
+	u.mu.Unlock()
+	if len(rest) == 0 {
+		return
+	}
+	u.deliver(b.resource, rest[:1], []outcome{o}, nil)
+	u.requeue(b.resource, rest[1:])
+}
+
+// requeue puts ws back at the head of resource's queue (whose committer is
+// the caller), in their order.
+func (u *Updater) requeue(resource string, ws []*waiter) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	q := u.queues[resource]
+	var back []*waiter
+	for _, w := range ws {
+		if !w.left && !w.finished {
+			w.batch = nil
+			back = append(back, w)
+		}
+	}
+	q.pending = append(back, q.pending...)
 }
 
 // next takes every queued waiter as a batch, or drops the queue and
@@ -169,15 +218,18 @@ func batchContext(ws []*waiter) (context.Context, context.CancelFunc) {
 // conflict), the batch is split: each caller's change is tried alone, in
 // arrival order, so that one bad change fails only its caller.
 func (u *Updater) run(b *batch) {
-	out, err := u.transact(b, b.members)
+	changes := make([]*change, len(b.members))
+	for i, w := range b.members {
+		changes[i] = w.ch
+	}
+	out, err := u.transact(b.ctx, b.resource, changes)
 	if err != nil && splittable(err) && len(b.members) > 1 {
-		for _, w := range b.members {
-			one := []*waiter{w}
-			if !u.live(one)[0] {
+		for i := range b.members {
+			if changes[i].withdrawn() {
 				continue
 			}
-			o, err := u.transact(b, one)
-			u.deliver(b.resource, one, o, err)
+			o, err := u.transact(b.ctx, b.resource, changes[i:i+1])
+			u.deliver(b.resource, b.members[i:i+1], o, err)
 		}
 		return
 	}
@@ -211,6 +263,8 @@ func (u *Updater) deliver(resource string, ws []*waiter, out []outcome, err erro
 		switch {
 		case o.panicked != nil:
 			w.panicked = o.panicked
+		case o.goexit:
+			w.goexit = true
 		case o.err != nil:
 			w.err = wrap(resource, o.err)
 		case err != nil:

@@ -35,7 +35,10 @@ type result struct {
 	err error
 }
 
-func holdFirstRead(t *testing.T) *held {
+func holdFirstRead(t *testing.T) *held { return holdFirstReadWith(t) }
+
+// holdFirstReadWith is holdFirstRead with options for the Updater.
+func holdFirstReadWith(t *testing.T, opts ...interceptor.Option) *held {
 	e := newEnv(t)
 	gate := make(chan struct{})
 	var once sync.Once
@@ -48,9 +51,12 @@ func holdFirstRead(t *testing.T) *held {
 				return ctx.Err()
 			}
 		}
+		if f := h.beforeGet2; f != nil {
+			return f(n)
+		}
 		return nil
 	}
-	u, _ := updater(t, h)
+	u, _ := updater(t, h, opts...)
 	x := &held{env: e, u: u, h: h, release: func() { once.Do(func() { close(gate) }) }, first: make(chan result, 1)}
 	t.Cleanup(x.release)
 	go func() {
@@ -70,6 +76,16 @@ func (x *held) queue(t *testing.T, ctx context.Context, m ...policy.Mutation) ch
 		p, err := x.u.Update(ctx, res, m...)
 		ch <- result{p, err}
 	}()
+	waitFor(t, "the update to queue", func() bool { return policy.Pending(x.u, res) == before+1 })
+	return ch
+}
+
+// queueAny is queue for caller: the channel gets a result, a recovered
+// panic or "goexit".
+func (x *held) queueAny(t *testing.T, ctx context.Context, m policy.Mutation) chan any {
+	t.Helper()
+	before := policy.Pending(x.u, res)
+	ch := caller(x.u, ctx, m)
 	waitFor(t, "the update to queue", func() bool { return policy.Pending(x.u, res) == before+1 })
 	return ch
 }

@@ -23,9 +23,15 @@
 // An Update reads the policy with RequestedPolicyVersion 3 (so conditional
 // bindings are seen), applies the mutations to a copy, and writes only when
 // something changed, with the read etag, an explicit update_mask and version 3
-// whenever a binding has a condition. It retries with an
+// whenever a binding has a condition. It retries on the engine of an
 // interceptor.Retrier built from the options given to NewUpdater: the same
 // backoff, deadline and observers as the interceptor's.
+//
+// The Updater owns the retries of the calls it makes: put it over a client
+// that carries the interceptor, and the interceptor passes the Updater's
+// calls straight through (their context is marked), while gax.WithRetry(nil)
+// on each call keeps a GAPIC client's own retries off. The server sees the
+// attempts of one schedule, and the caller never waits past one deadline.
 //
 // # Promises
 //

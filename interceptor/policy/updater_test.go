@@ -203,7 +203,7 @@ func TestConflictRerunsFromTheRead(t *testing.T) {
 	if len(clk.Sleeps()) != 1 || clk.Sleeps()[0] < time.Second {
 		t.Fatalf("sleeps %v, want one backoff of at least 1s", clk.Sleeps())
 	}
-	if len(seen) != 1 || status.Code(seen[0].Err) != codes.Aborted || !seen[0].Retrying || seen[0].Method != "policy.Update "+res {
+	if len(seen) != 1 || status.Code(seen[0].Err) != codes.Aborted || !seen[0].Retrying || seen[0].Method != policy.UpdateMethod || seen[0].Resource != res {
 		t.Fatalf("observed %+v", seen)
 	}
 }

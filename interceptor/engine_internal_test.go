@@ -1,0 +1,37 @@
+package interceptor
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	grpccodes "google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// stillClock never moves: only the budget or the attempt cap can stop retries.
+type stillClock struct{ now time.Time }
+
+func (c stillClock) Now() time.Time                                   { return c.now }
+func (c stillClock) Sleep(ctx context.Context, _ time.Duration) error { return ctx.Err() }
+
+// The Updater's face: conflict reruns of a read-modify-write do not spend
+// the retry budget (moved here from budget_test.go when Task left the API).
+func TestConflictRerunsDoNotSpendBudget(t *testing.T) {
+	r, err := New(WithClock(stillClock{time.Unix(1e9, 0)}), WithRetryBudget(0.01, 0.001), WithMaxAttempts(500))
+	if err != nil {
+		t.Fatal(err)
+	}
+	aborted := status.Error(grpccodes.Aborted, "concurrent change")
+	n := 0
+	err = runUpdate(r, context.Background(), "iamretry.policy/Update", "projects/p", func(context.Context) error {
+		n++
+		if n < 400 { // far more than the bank's 100 tokens
+			return aborted
+		}
+		return nil
+	})
+	if err != nil || n != 400 {
+		t.Fatalf("n %d err %v", n, err)
+	}
+}

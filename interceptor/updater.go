@@ -1,0 +1,41 @@
+package interceptor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/iamretry/iamretry/internal/enginehook"
+)
+
+// The policy Updater's face of the engine, reached through enginehook (see
+// its doc for why it is not public API).
+func init() {
+	enginehook.NewUpdaterRetrier = newUpdaterRetrier
+	enginehook.RunUpdate = runUpdate
+}
+
+// newUpdaterRetrier is New for a policy Updater. An option that does not
+// apply to a read-modify-write is refused with an error naming it, never
+// ignored: WithPushback (the Updater reads no trailers), WithPerAttemptTimeout
+// (its attempts are several calls, each under the caller's context) and
+// WithSafeToRetry (a read-modify-write with the etag is always safe to
+// rerun).
+func newUpdaterRetrier(opts ...Option) (*Retrier, error) {
+	r, err := New(opts...)
+	if err != nil {
+		return nil, err
+	}
+	var errs []error
+	for _, name := range r.cfg.given.names(givenPushback | givenPerAttempt | givenSafe) {
+		errs = append(errs, fmt.Errorf("iamretry: %s does not apply to a policy Updater (it applies to the interceptor); leave it out", name))
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return r, nil
+}
+
+func runUpdate(r *Retrier, ctx context.Context, method, resource string, f func(context.Context) error) error {
+	return r.do(ctx, &job{method: method, resource: resource, retryConflict: true}, f)
+}

@@ -1,0 +1,26 @@
+// Package enginehook carries the retry engine's private entry points from
+// package interceptor to package interceptor/policy, so the policy Updater
+// runs on the same engine as the interceptor without a public API whose only
+// user is this module. It is grpc-go's pattern (google.golang.org/grpc/internal):
+// interceptor sets the variables in its init, policy (which imports
+// interceptor, so the init has run) type-asserts and calls them. The
+// variables are typed any because this package cannot name interceptor's
+// types without an import cycle.
+package enginehook
+
+var (
+	// NewUpdaterRetrier is a
+	//	func(opts ...interceptor.Option) (*interceptor.Retrier, error)
+	// that builds the Retrier of a policy Updater: interceptor.New, refusing
+	// (with an error naming each) the options that do not apply to an
+	// Updater.
+	NewUpdaterRetrier any
+
+	// RunUpdate is a
+	//	func(r *interceptor.Retrier, ctx context.Context, method, resource string, f func(context.Context) error) error
+	// that runs one read-modify-write f on the engine: it marks ctx as owned
+	// (an interceptor beneath passes f's calls through), reruns f after a
+	// Transient failure, a Conflict, or (WithRetryNotFound) a Propagation
+	// one, and reports Attempts with Method method and Resource resource.
+	RunUpdate any
+)
