@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strconv"
 
+	"github.com/googleapis/gax-go/v2/apierror"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	grpccodes "google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -59,11 +61,29 @@ func Of(code grpccodes.Code) Class {
 }
 
 // OfError returns the retry class of an error. It sees through wrapping
-// (fmt.Errorf("...: %w", st.Err())) to the first gRPC status it finds and
-// classifies its code with Of. A nil error, an error that carries no gRPC
-// status, and a context error of the caller (context.Canceled or
-// context.DeadlineExceeded, however wrapped) are Permanent: retrying cannot
-// help them.
+// (fmt.Errorf("...: %w", st.Err())) to the first error it knows and
+// classifies it:
+//
+//   - a gRPC status: by its code with Of, except that RESOURCE_EXHAUSTED is
+//     Transient when it carries a google.rpc.RetryInfo (the server says when
+//     quota returns) and that a failure the client produced before the server
+//     could act is Permanent: an UNAVAILABLE caused by TLS certificate
+//     verification (unknown authority, expired, wrong host name, a
+//     certificate the server refused) and an INTERNAL "grpc: error while
+//     marshaling" (a request gRPC cannot encode, such as invalid UTF-8 in a
+//     string field). Retrying cannot change either.
+//   - a REST error, *googleapi.Error (google.golang.org/api) or gax's
+//     *apierror.APIError of a REST call: by the JSON error body's "status"
+//     (such as "ABORTED" or "ALREADY_EXISTS", both HTTP 409) when it has one,
+//     classified as its gRPC code is; else by the HTTP status: 500, 502, 503,
+//     504 Transient, 404 Propagation, 409 Conflict, 429 Transient only with a
+//     RetryInfo detail, anything else Permanent.
+//
+// A nil error, an error that carries neither, and a context error of the
+// caller (context.Canceled or context.DeadlineExceeded, however wrapped) are
+// Permanent: retrying cannot help them. A gRPC status error as gRPC returns
+// it is classified without allocating, except a RESOURCE_EXHAUSTED one
+// (its details are decoded to look for RetryInfo).
 func OfError(err error) Class {
 	if err == nil {
 		return Permanent
@@ -74,13 +94,48 @@ func OfError(err error) Class {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return Permanent
 	}
-	// Fast path: a status error as gRPC returns it, no wrapping, no allocation.
+	// Fast path: a status error as gRPC returns it, no wrapping, no
+	// allocation. gax's APIError also has a GRPCStatus method, whose code it
+	// guesses from the HTTP status for a REST error: it goes the REST way.
 	if se, ok := err.(interface{ GRPCStatus() *status.Status }); ok {
-		return Of(se.GRPCStatus().Code())
+		if _, isAPI := err.(*apierror.APIError); !isAPI {
+			return ofStatus(se.GRPCStatus())
+		}
+	}
+	if c, ok := ofREST(err); ok {
+		return c
 	}
 	var se interface{ GRPCStatus() *status.Status }
 	if errors.As(err, &se) {
-		return Of(se.GRPCStatus().Code())
+		return ofStatus(se.GRPCStatus())
 	}
 	return Permanent
+}
+
+// ofStatus classifies a gRPC status: by its code, with the two exceptions
+// OfError lists (RESOURCE_EXHAUSTED with RetryInfo, client-side failures).
+func ofStatus(st *status.Status) Class {
+	code := st.Code()
+	switch code {
+	case grpccodes.ResourceExhausted:
+		if statusHasRetryInfo(st) {
+			return Transient
+		}
+		return Permanent
+	case grpccodes.Unavailable, grpccodes.Internal:
+		if clientSideFailure(code, st.Message()) {
+			return Permanent
+		}
+	}
+	return Of(code)
+}
+
+// statusHasRetryInfo reports whether st carries a google.rpc.RetryInfo.
+func statusHasRetryInfo(st *status.Status) bool {
+	for _, d := range st.Details() {
+		if _, ok := d.(*errdetails.RetryInfo); ok {
+			return true
+		}
+	}
+	return false
 }

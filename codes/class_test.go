@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	grpccodes "google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
 )
 
 func TestOfTable(t *testing.T) {
@@ -80,6 +83,69 @@ func TestString(t *testing.T) {
 	for c, w := range map[Class]string{Permanent: "Permanent", Transient: "Transient", Propagation: "Propagation", Conflict: "Conflict", Class(9): "Class(9)"} {
 		if c.String() != w {
 			t.Errorf("%d: %q", c, c.String())
+		}
+	}
+}
+
+// TestResourceExhaustedTransientOnlyWithRetryInfo: a quota error is retried
+// only when the server said when quota returns.
+func TestResourceExhaustedTransientOnlyWithRetryInfo(t *testing.T) {
+	bare := status.Error(grpccodes.ResourceExhausted, "quota")
+	if got := OfError(bare); got != Permanent {
+		t.Errorf("RESOURCE_EXHAUSTED without RetryInfo: %v, want Permanent", got)
+	}
+	st, err := status.New(grpccodes.ResourceExhausted, "quota").WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(5 * time.Second)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := OfError(st.Err()); got != Transient {
+		t.Errorf("RESOURCE_EXHAUSTED with RetryInfo: %v, want Transient", got)
+	}
+	if got := OfError(fmt.Errorf("x: %w", st.Err())); got != Transient {
+		t.Errorf("wrapped RESOURCE_EXHAUSTED with RetryInfo: %v, want Transient", got)
+	}
+	other, _ := status.New(grpccodes.ResourceExhausted, "quota").WithDetails(&errdetails.QuotaFailure{})
+	if got := OfError(other.Err()); got != Permanent {
+		t.Errorf("RESOURCE_EXHAUSTED with QuotaFailure only: %v, want Permanent", got)
+	}
+	if Of(grpccodes.ResourceExhausted) != Permanent {
+		t.Error("Of(RESOURCE_EXHAUSTED) must be Permanent: the code alone does not say when quota returns")
+	}
+}
+
+// TestClientSideFailuresArePermanent: failures grpc-go produces before the
+// server could act (TLS verification, marshalling) are not retried; a
+// handshake that failed for a network reason still is.
+func TestClientSideFailuresArePermanent(t *testing.T) {
+	for _, tc := range []struct {
+		code grpccodes.Code
+		msg  string
+		want Class
+	}{
+		{grpccodes.Unavailable, `connection error: desc = "transport: authentication handshake failed: tls: failed to verify certificate: x509: certificate signed by unknown authority"`, Permanent},
+		{grpccodes.Unavailable, `connection error: desc = "transport: authentication handshake failed: tls: failed to verify certificate: x509: certificate has expired or is not yet valid: current time 2030-01-01T00:00:00Z is after 2029-01-01T00:00:00Z"`, Permanent},
+		{grpccodes.Unavailable, `connection error: desc = "transport: authentication handshake failed: tls: failed to verify certificate: x509: certificate is valid for localhost, not iam.googleapis.com"`, Permanent},
+		{grpccodes.Unavailable, `x509: certificate signed by unknown authority`, Permanent}, // gax-go's own test case
+		{grpccodes.Unavailable, `connection error: desc = "transport: authentication handshake failed: remote error: tls: bad certificate"`, Permanent},
+		{grpccodes.Unavailable, `connection error: desc = "transport: authentication handshake failed: remote error: tls: certificate required"`, Permanent},
+		{grpccodes.Unavailable, `connection error: desc = "transport: authentication handshake failed: tls: first record does not look like a TLS handshake"`, Permanent},
+		{grpccodes.Internal, `grpc: error while marshaling: string field contains invalid UTF-8`, Permanent},
+		// Network trouble during a handshake, and the server's own words.
+		{grpccodes.Unavailable, `connection error: desc = "transport: authentication handshake failed: EOF"`, Transient},
+		{grpccodes.Unavailable, `connection error: desc = "transport: authentication handshake failed: remote error: tls: internal error"`, Transient},
+		{grpccodes.Unavailable, `connection error: desc = "transport: Error while dialing: dial tcp 127.0.0.1:1: connect: connection refused"`, Transient},
+		{grpccodes.Unavailable, `The service is currently unavailable.`, Transient},
+		{grpccodes.Internal, `Internal error encountered.`, Transient},
+		{grpccodes.Internal, `grpc: failed to unmarshal the received message: proto: cannot parse invalid wire-format data`, Transient},
+		{grpccodes.PermissionDenied, `x509: certificate signed by unknown authority`, Permanent},
+		{grpccodes.DeadlineExceeded, `x509: anything`, Transient}, // only UNAVAILABLE carries a handshake failure
+	} {
+		err := status.Error(tc.code, tc.msg)
+		if got := OfError(err); got != tc.want {
+			t.Errorf("%v %q: OfError = %v, want %v", tc.code, tc.msg, got, tc.want)
+		}
+		if got := OfError(fmt.Errorf("w: %w", err)); got != tc.want {
+			t.Errorf("wrapped %v %q: OfError = %v, want %v", tc.code, tc.msg, got, tc.want)
 		}
 	}
 }

@@ -1,13 +1,26 @@
-// Package codes sorts gRPC status codes into the retry classes of Google's IAM
+// Package codes sorts failures into the retry classes of Google's IAM
 // guidance ("Retry failed requests"):
 //
-//	gRPC code          HTTP     Class        what iamretry does
-//	UNAVAILABLE        503      Transient    retried with backoff
-//	INTERNAL           500      Transient    retried with backoff
-//	DEADLINE_EXCEEDED  504      Transient    retried while the caller's context lives
-//	NOT_FOUND          404      Propagation  retried only when the caller opts in
-//	ABORTED            409      Conflict     the whole read-modify-write is rerun
-//	anything else               Permanent    returned at once
+//	gRPC code           HTTP     Class        what iamretry does
+//	UNAVAILABLE         502/503  Transient    retried with backoff
+//	INTERNAL            500      Transient    retried with backoff
+//	DEADLINE_EXCEEDED   504      Transient    retried while the caller's context lives
+//	NOT_FOUND           404      Propagation  retried only when the caller opts in
+//	ABORTED             409      Conflict     the whole read-modify-write is rerun
+//	RESOURCE_EXHAUSTED  429      Transient    only with a google.rpc.RetryInfo (the
+//	                                          server says when quota returns; the wait
+//	                                          is at least its delay), else Permanent
+//	anything else                Permanent    returned at once
 //
-// The package is pure: it holds no state, reads no clock and allocates nothing.
+// Failures the client produced before the server could act are Permanent
+// whatever their code: an UNAVAILABLE caused by TLS certificate verification
+// (unknown authority, expired, host name mismatch) and an INTERNAL "grpc:
+// error while marshaling" (a request that cannot be encoded).
+//
+// [OfError] classifies gRPC status errors and the errors of REST calls
+// (*googleapi.Error, and gax's *apierror.APIError): by the JSON error body's
+// "status" when it has one, else by the HTTP status as in the table.
+//
+// The package holds no state and reads no clock; [Of] and [OfError] on a
+// gRPC status error as gRPC returns it allocate nothing.
 package codes

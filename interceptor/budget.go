@@ -20,7 +20,15 @@ const (
 	BudgetBank = 100
 )
 
-const milli = 1000 // the ratio bucket counts thousandths of a retry
+// micro is the ratio bucket's unit: it counts millionths of a retry, so a
+// ratio is kept to the nearest millionth and MinBudgetRatio is the smallest
+// ratio above 0 it can count.
+const micro = 1_000_000
+
+// MinBudgetRatio is the smallest ratio above 0 that WithRetryBudget accepts:
+// one retry per million calls. A smaller one would round to no deposit at
+// all, and is refused rather than silently turned into 0.
+const MinBudgetRatio = 1.0 / micro
 
 // budget is a Retrier's retry budget, shared by all its calls, in the
 // manner of gRPC's retry throttling (gRFC A6) and the SRE book's per-client
@@ -38,8 +46,8 @@ const milli = 1000 // the ratio bucket counts thousandths of a retry
 // steady rate of R calls a second, retries are therefore held to about
 // ratio*R + perSecond a second, after the saved-up tokens are spent.
 type budget struct {
-	ratio int64 // milli-tokens deposited per call
-	bank  int64 // milli-tokens at most
+	ratio int64 // micro-tokens deposited per call
+	bank  int64 // micro-tokens at most
 	saved atomic.Int64
 
 	perSecond float64
@@ -51,8 +59,8 @@ type budget struct {
 
 func newBudget(ratio, perSecond float64) *budget {
 	b := &budget{
-		ratio:     int64(math.Round(ratio * milli)),
-		bank:      BudgetBank * milli,
+		ratio:     int64(math.Round(ratio * micro)),
+		bank:      BudgetBank * micro,
 		perSecond: perSecond,
 		floorCap:  math.Max(1, perSecond),
 	}
@@ -99,10 +107,10 @@ func (b *budget) withdraw(now time.Time) bool {
 	}
 	for {
 		v := b.saved.Load()
-		if v < milli {
+		if v < micro {
 			return false
 		}
-		if b.saved.CompareAndSwap(v, v-milli) {
+		if b.saved.CompareAndSwap(v, v-micro) {
 			return true
 		}
 	}
@@ -120,7 +128,8 @@ func (b *budget) withdraw(now time.Time) bool {
 //
 // Transient and 404 retries spend the budget; the policy updater's reruns
 // after a conflict do not (contention is bounded by the backoff and the
-// deadline). ratio must be in [0, 1], perSecond >= 0, and not both 0 (to
+// deadline). ratio must be 0 or in [MinBudgetRatio, 1] (it is kept to the
+// nearest millionth), perSecond a finite number >= 0, and not both 0 (to
 // never retry use WithMaxAttempts(1)). The success path's cost is one atomic
 // load (an atomic add while the bank refills); it reads no clock.
 func WithRetryBudget(ratio, perSecond float64) Option {
@@ -128,6 +137,10 @@ func WithRetryBudget(ratio, perSecond float64) Option {
 		bad := false
 		if !(ratio >= 0 && ratio <= 1) {
 			c.fail("WithRetryBudget: ratio is %v; it must be in [0, 1] (0.2: retries may reach 20%% of calls)", ratio)
+			bad = true
+		}
+		if ratio > 0 && ratio < MinBudgetRatio {
+			c.fail("WithRetryBudget: ratio is %v, below the smallest the budget can count, %.6f (MinBudgetRatio: one retry per million calls); use 0 for no ratio part", ratio, MinBudgetRatio)
 			bad = true
 		}
 		if !(perSecond >= 0) || math.IsInf(perSecond, 0) {

@@ -139,3 +139,42 @@ func TestInvalidBudgetOptions(t *testing.T) {
 		}
 	}
 }
+
+// TestRetryBudgetRefusesRatioItCannotCount: a ratio above 0 but below what
+// the budget counts (one millionth) is refused with a message naming the
+// option and the smallest accepted value, never rounded to 0.
+func TestRetryBudgetRefusesRatioItCannotCount(t *testing.T) {
+	for _, ratio := range []float64{1e-7, 4e-7, 9.99e-7} {
+		_, err := interceptor.New(interceptor.WithRetryBudget(ratio, 0))
+		if err == nil || !strings.Contains(err.Error(), "WithRetryBudget") || !strings.Contains(err.Error(), "0.000001") {
+			t.Errorf("WithRetryBudget(%v, 0): %v, want an error naming the option and 0.000001", ratio, err)
+		}
+	}
+	if interceptor.MinBudgetRatio != 0.000001 {
+		t.Errorf("MinBudgetRatio = %v", interceptor.MinBudgetRatio)
+	}
+}
+
+// TestSmallRetryBudgetRatioStillRetries: a small ratio the budget can count
+// (0.0004, which once rounded to 0) starts with a full bank, so a fresh
+// Retrier lets a lone failing call retry.
+func TestSmallRetryBudgetRatioStillRetries(t *testing.T) {
+	for _, ratio := range []float64{interceptor.MinBudgetRatio, 0.0004} {
+		clk := &steadyClock{now: time.Unix(1e9, 0)}
+		r, err := interceptor.New(interceptor.WithClock(clk), interceptor.WithRetryBudget(ratio, 0), interceptor.WithMaxAttempts(3))
+		if err != nil {
+			t.Fatalf("WithRetryBudget(%v, 0): %v", ratio, err)
+		}
+		calls := 0
+		invoke := func(context.Context, string, any, any, *grpc.ClientConn, ...grpc.CallOption) error {
+			calls++
+			if calls < 3 {
+				return status.Error(grpccodes.Unavailable, "down")
+			}
+			return nil
+		}
+		if err := r.UnaryClientInterceptor()(context.Background(), "/google.iam.v1.IAMPolicy/GetIamPolicy", nil, nil, nil, invoke); err != nil || calls != 3 {
+			t.Errorf("ratio %v: %d calls, err %v; want 3 calls and success", ratio, calls, err)
+		}
+	}
+}

@@ -14,8 +14,8 @@ var gaxOptionsType = reflect.TypeFor[[]gax.CallOption]()
 // DisableGAXRetries turns off the retries that a cloud.google.com/go (GAPIC)
 // client makes on its own through gax, so that the interceptor is the only
 // layer that retries. Retries stacked on retries multiply: the IAM admin
-// client retries seven methods on UNAVAILABLE and DEADLINE_EXCEEDED, and
-// each of its attempts would run the interceptor's whole schedule.
+// client retries seven methods on UNAVAILABLE and DEADLINE_EXCEEDED (below),
+// and each of its attempts would run the interceptor's whole schedule.
 //
 // callOptions is a client's CallOptions field, a pointer to a struct with
 // one []gax.CallOption per method:
@@ -28,10 +28,20 @@ var gaxOptionsType = reflect.TypeFor[[]gax.CallOption]()
 // setting wins in gax), keeping their timeouts and everything else, and
 // copies each slice before it appends, so no other client's options change.
 //
-// The timeouts it keeps are context deadlines (60 s for most admin methods),
-// and a context deadline wins over the Retrier's own: to retry longer than
-// that, give the call a context with its own deadline (gax then ignores its
-// timeout) or append gax.WithTimeout to the method's options.
+// The IAM admin client (v1.15.1) retries seven methods on its own:
+// List/Get/Update/DeleteServiceAccount and List/Get/DeleteServiceAccountKey.
+// The timeouts it keeps are context deadlines (60 s, on 15 of the admin
+// client's 31 methods), and a context deadline wins over the Retrier's own:
+// to retry longer than that, give the call a context with its own deadline
+// (gax then ignores its timeout) or append gax.WithTimeout to the method's
+// options.
+//
+// REST clients: a GAPIC client built with NewRESTClient has CallOptions of
+// the same types as its gRPC twin, so DisableGAXRetries cannot tell them
+// apart and turns its retries off too. The interceptor never sees a REST
+// call, so on a REST client this must go with the REST transport that
+// retries in gax's place (its own piece of work), never alone: alone it
+// leaves nothing that retries.
 // Anything that is not a non-nil pointer to such a struct is refused with an
 // error that says what to pass.
 func DisableGAXRetries(callOptions any) error {

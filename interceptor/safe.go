@@ -1,6 +1,7 @@
 package interceptor
 
 import (
+	"slices"
 	"strings"
 
 	"cloud.google.com/go/iam/admin/apiv1/adminpb"
@@ -22,12 +23,17 @@ import (
 //     Search, Query, Test, Lint, or BatchGet ("GetFoo" and "Get" count,
 //     "Getaway" does not).
 //   - SetIamPolicy, in any service, is safe only when req is a
-//     *iampb.SetIamPolicyRequest whose policy carries a non-empty etag: a replay
-//     of a write that already landed then fails ABORTED instead of overwriting
-//     whatever changed in between. Without an etag it is a blind overwrite of
+//     *iampb.SetIamPolicyRequest whose policy carries a non-empty etag AND
+//     whose update_mask is empty (IAM's default, "bindings,etag") or names
+//     "etag": a replay of a write that already landed then fails ABORTED
+//     instead of overwriting whatever changed in between. With a mask that
+//     leaves out etag (["bindings"]) IAM need not check the etag, and without
+//     an etag there is nothing to check: the replay is a blind overwrite of
 //     the whole policy that could undo a concurrent grant or revocation. The
-//     same holds for the admin API's UpdateRole (the role's permission list)
-//     and google.iam.v2's UpdatePolicy (the deny rules): safe only with an etag.
+//     same holds for the admin API's UpdateRole (the role's permission list:
+//     an etag and an update_mask that is empty or names etag) and
+//     google.iam.v2's UpdatePolicy (the deny rules, no mask): safe only with
+//     an etag.
 //   - Writes that put one resource into one named state (Delete*, Undelete*,
 //     Enable*, Disable*, and the display-name/description updates of service
 //     accounts) are safe in the IAM admin and v2 services: a replay carries
@@ -71,10 +77,10 @@ func SafeToRetry(method string, req any) bool {
 	case safeNever:
 		return false
 	case safeIfPolicyEtag:
-		return setIamPolicyHasEtag(req)
+		return setIamPolicyChecksEtag(req)
 	case safeIfRoleEtag:
 		r, ok := req.(*adminpb.UpdateRoleRequest)
-		return ok && len(r.GetRole().GetEtag()) > 0
+		return ok && len(r.GetRole().GetEtag()) > 0 && maskChecksEtag(r.GetUpdateMask().GetPaths())
 	case safeIfDenyPolicyEtag:
 		r, ok := req.(*iamv2pb.UpdatePolicyRequest)
 		return ok && r.GetPolicy().GetEtag() != ""
@@ -82,17 +88,25 @@ func SafeToRetry(method string, req any) bool {
 	// Not in the table: a service we do not know, or a method newer than the
 	// protos this table was written against.
 	if name == "SetIamPolicy" {
-		return setIamPolicyHasEtag(req)
+		return setIamPolicyChecksEtag(req)
 	}
 	return hasReadVerb(name)
 }
 
-// setIamPolicyHasEtag reports whether req is a SetIamPolicy request whose
-// policy carries an etag, so that a replay of a write that landed fails
-// ABORTED instead of overwriting a concurrent change.
-func setIamPolicyHasEtag(req any) bool {
+// setIamPolicyChecksEtag reports whether req is a SetIamPolicy request that
+// IAM checks against the current etag: its policy carries an etag and its
+// update_mask is empty or names etag. A replay of such a write that landed
+// fails ABORTED instead of overwriting a concurrent change.
+func setIamPolicyChecksEtag(req any) bool {
 	r, ok := req.(*iampb.SetIamPolicyRequest)
-	return ok && len(r.GetPolicy().GetEtag()) > 0
+	return ok && len(r.GetPolicy().GetEtag()) > 0 && maskChecksEtag(r.GetUpdateMask().GetPaths())
+}
+
+// maskChecksEtag reports whether an update_mask leaves the etag check on:
+// it is empty (IAM's default mask includes etag) or one of its paths is
+// "etag".
+func maskChecksEtag(paths []string) bool {
+	return len(paths) == 0 || slices.Contains(paths, "etag")
 }
 
 // safeReadVerbs are the leading words of method names that only read.
@@ -118,8 +132,8 @@ const (
 	safeUnknown          safeVerdict = iota // not in the table: decide by the name
 	safeNever                               // not safe to replay
 	safeAlways                              // safe to replay
-	safeIfPolicyEtag                        // safe when the SetIamPolicyRequest's policy has an etag
-	safeIfRoleEtag                          // safe when the UpdateRoleRequest's role has an etag
+	safeIfPolicyEtag                        // safe when the SetIamPolicyRequest's policy has an etag and its mask is empty or names etag
+	safeIfRoleEtag                          // safe when the UpdateRoleRequest's role has an etag and its mask is empty or names etag
 	safeIfDenyPolicyEtag                    // safe when the v2 UpdatePolicyRequest's policy has an etag
 )
 

@@ -13,6 +13,7 @@ import (
 	"cloud.google.com/go/iam/credentials/apiv1/credentialspb"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
+	"google.golang.org/protobuf/types/known/fieldmaskpb"
 )
 
 // safeServices are the services whose every method safeMethods must decide.
@@ -495,5 +496,68 @@ func BenchmarkSafeToRetry(b *testing.B) {
 				safeSink = SafeToRetry(c.method, c.req)
 			}
 		})
+	}
+}
+
+// TestSetIamPolicyReplaySafeOnlyWhenMaskChecksEtag: a SetIamPolicy is safe
+// to replay only when its policy carries an etag AND its update_mask is
+// empty or names etag; with ["bindings"] IAM need not check the etag, and a
+// replay of a write whose answer was lost would be a blind overwrite. The
+// same rule holds for UpdateRole.
+func TestSetIamPolicyReplaySafeOnlyWhenMaskChecksEtag(t *testing.T) {
+	etag := []byte("BwXhqDkT0mQ=")
+	set := func(etag []byte, paths ...string) *iampb.SetIamPolicyRequest {
+		r := &iampb.SetIamPolicyRequest{Resource: "projects/p", Policy: &iampb.Policy{Etag: etag}}
+		if paths != nil {
+			r.UpdateMask = &fieldmaskpb.FieldMask{Paths: paths}
+		}
+		return r
+	}
+	for _, c := range []struct {
+		name string
+		req  *iampb.SetIamPolicyRequest
+		want bool
+	}{
+		{"etag, no mask", set(etag), true},
+		{"etag, empty mask", set(etag, []string{}...), true},
+		{"etag, mask bindings,etag", set(etag, "bindings", "etag"), true},
+		{"etag, mask etag", set(etag, "etag"), true},
+		{"etag, mask bindings,etag,audit_configs", set(etag, "bindings", "etag", "audit_configs"), true},
+		{"etag, mask bindings", set(etag, "bindings"), false},
+		{"etag, mask bindings,audit_configs", set(etag, "bindings", "audit_configs"), false},
+		{"etag, mask audit_configs", set(etag, "audit_configs"), false},
+		{"etag, mask Etag (paths are case-sensitive)", set(etag, "bindings", "Etag"), false},
+		{"no etag, mask bindings,etag", set(nil, "bindings", "etag"), false},
+	} {
+		for _, method := range []string{
+			"/google.iam.v1.IAMPolicy/SetIamPolicy",
+			"/google.iam.admin.v1.IAM/SetIamPolicy",
+			"/google.cloud.resourcemanager.v3.Projects/SetIamPolicy",
+			"/example.unknown.v1.Widgets/SetIamPolicy",
+		} {
+			if got := SafeToRetry(method, c.req); got != c.want {
+				t.Errorf("SafeToRetry(%q, %s) = %v, want %v", method, c.name, got, c.want)
+			}
+		}
+	}
+	role := func(paths ...string) *adminpb.UpdateRoleRequest {
+		r := &adminpb.UpdateRoleRequest{Name: "projects/p/roles/r", Role: &adminpb.Role{Etag: etag}}
+		if paths != nil {
+			r.UpdateMask = &fieldmaskpb.FieldMask{Paths: paths}
+		}
+		return r
+	}
+	for _, c := range []struct {
+		name string
+		req  *adminpb.UpdateRoleRequest
+		want bool
+	}{
+		{"no mask", role(), true},
+		{"mask included_permissions,etag", role("included_permissions", "etag"), true},
+		{"mask included_permissions", role("included_permissions"), false},
+	} {
+		if got := SafeToRetry("/google.iam.admin.v1.IAM/UpdateRole", c.req); got != c.want {
+			t.Errorf("SafeToRetry(UpdateRole, %s) = %v, want %v", c.name, got, c.want)
+		}
 	}
 }

@@ -134,7 +134,7 @@ func runSimulate(ctx context.Context, cio *cmdIO, f *simulateFlags) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		r, err := herd.Simulate(cfg, s)
+		r, err := herd.Simulate(ctx, cfg, s)
 		if err != nil {
 			return fmt.Errorf("simulating %s: %w", s.Name, err)
 		}
@@ -168,7 +168,7 @@ func runSimulate(ctx context.Context, cio *cmdIO, f *simulateFlags) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			r, err := herd.SimulateContention(ccfg, s)
+			r, err := herd.SimulateContention(ctx, ccfg, s)
 			if err != nil {
 				return fmt.Errorf("simulating contention with %s: %w", s.Name, err)
 			}

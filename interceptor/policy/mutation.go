@@ -28,8 +28,9 @@ type Mutation func(p *iampb.Policy) (changed bool, err error)
 // there is none. It changes nothing when member (compared as IAM compares
 // members, see CanonicalMember) already holds role unconditionally; a
 // conditional grant of the same role does not count. The member is written
-// in its canonical form. An empty or malformed role or member is an error
-// (INVALID_ARGUMENT).
+// in its canonical form. An empty or malformed role, or a member that is of
+// none of the forms IAM documents (see CanonicalMember) or malformed in its
+// form, is an error (INVALID_ARGUMENT).
 func AddBinding(role, member string) Mutation {
 	return AddConditionalBinding(role, member, nil)
 }
@@ -46,13 +47,7 @@ func AddConditionalBinding(role, member string, cond *expr.Expr) Mutation {
 	cond = cloneExpr(cond)
 	canon := CanonicalMember(member)
 	return func(p *iampb.Policy) (bool, error) {
-		if err := checkRole(role); err != nil {
-			return false, err
-		}
-		if err := checkMember(member); err != nil {
-			return false, err
-		}
-		if err := checkCondition(role, cond); err != nil {
+		if err := checkGrant(role, member, cond); err != nil {
 			return false, err
 		}
 		var first *iampb.Binding
@@ -80,7 +75,8 @@ func AddConditionalBinding(role, member string, cond *expr.Expr) Mutation {
 // member (compared as IAM compares members) from the binding of role without
 // a condition, and drops the binding if that leaves it empty. Conditional
 // grants of the role are kept (see RemoveConditionalBinding). It changes
-// nothing when member does not hold role unconditionally.
+// nothing when member does not hold role unconditionally. It refuses
+// (INVALID_ARGUMENT) exactly the roles and members AddBinding refuses.
 func RemoveBinding(role, member string) Mutation {
 	return RemoveConditionalBinding(role, member, nil)
 }
@@ -88,10 +84,14 @@ func RemoveBinding(role, member string) Mutation {
 // RemoveConditionalBinding revokes member's grant of role under cond: it
 // removes member from the binding keyed by (role, cond) and drops the
 // binding if that leaves it empty. A nil cond is RemoveBinding. It changes
-// nothing when there is no such grant.
+// nothing when there is no such grant. It refuses (INVALID_ARGUMENT) exactly
+// the roles, members and conditions AddConditionalBinding refuses.
 func RemoveConditionalBinding(role, member string, cond *expr.Expr) Mutation {
 	cond = cloneExpr(cond)
 	return func(p *iampb.Policy) (bool, error) {
+		if err := checkGrant(role, member, cond); err != nil {
+			return false, err
+		}
 		return removeWhere(p, member, func(b *iampb.Binding) bool { return sameKey(b, role, cond) }), nil
 	}
 }
@@ -99,9 +99,13 @@ func RemoveConditionalBinding(role, member string, cond *expr.Expr) Mutation {
 // RemoveMember revokes every grant of member: it removes member from every
 // binding, whatever its role or condition, and drops the bindings that this
 // leaves empty. Audit configs' exempted members are left as they are. It
-// changes nothing when member holds no role.
+// changes nothing when member holds no role. It refuses (INVALID_ARGUMENT)
+// exactly the members AddBinding refuses.
 func RemoveMember(member string) Mutation {
 	return func(p *iampb.Policy) (bool, error) {
+		if err := checkMember(member); err != nil {
+			return false, err
+		}
 		return removeWhere(p, member, func(*iampb.Binding) bool { return true }), nil
 	}
 }
@@ -123,6 +127,19 @@ func removeWhere(p *iampb.Policy, member string, match func(*iampb.Binding) bool
 		p.Bindings = slices.DeleteFunc(p.Bindings, func(b *iampb.Binding) bool { return len(b.GetMembers()) == 0 })
 	}
 	return changed
+}
+
+// checkGrant refuses what IAM would refuse in a grant of role to member
+// under cond. Adding and removing a grant check the same, so that a removal
+// never succeeds by matching nothing where the grant would be refused.
+func checkGrant(role, member string, cond *expr.Expr) error {
+	if err := checkRole(role); err != nil {
+		return err
+	}
+	if err := checkMember(member); err != nil {
+		return err
+	}
+	return checkCondition(role, cond)
 }
 
 // sameKey reports whether b is the binding of role under cond.

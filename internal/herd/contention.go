@@ -1,6 +1,7 @@
 package herd
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"time"
@@ -106,15 +107,16 @@ type rmwClient struct {
 //
 // The result depends only on cfg and s. A bad cfg or s, a negative delay, a
 // client exceeding MaxCallsPerClient writes, or an event beyond Horizon is an
-// error.
-func SimulateContention(cfg ContentionConfig, s Strategy) (ContentionResult, error) {
-	res, _, err := simulateContention(cfg, s)
+// error. When ctx ends, SimulateContention stops within cancelEvery events
+// and returns ctx's error.
+func SimulateContention(ctx context.Context, cfg ContentionConfig, s Strategy) (ContentionResult, error) {
+	res, _, err := simulateContention(ctx, cfg, s)
 	return res, err
 }
 
 // simulateContention is SimulateContention that also returns how many writes
 // landed for each client, for tests.
-func simulateContention(cfg ContentionConfig, s Strategy) (ContentionResult, []int, error) {
+func simulateContention(ctx context.Context, cfg ContentionConfig, s Strategy) (ContentionResult, []int, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return ContentionResult{}, nil, err
@@ -126,7 +128,11 @@ func simulateContention(cfg ContentionConfig, s Strategy) (ContentionResult, []i
 	res := ContentionResult{Strategy: s.Name, Config: cfg}
 	clients := make([]rmwClient, cfg.Clients)
 	q := &queue{events: make([]event, 0, cfg.Clients)}
+	var stop canceller
 	for i := range clients {
+		if err := stop.check(ctx); err != nil {
+			return ContentionResult{}, nil, err
+		}
 		clients[i].rng = clientRand(cfg.Seed, i)
 		var at time.Duration
 		if cfg.Start > 0 {
@@ -138,6 +144,9 @@ func simulateContention(cfg ContentionConfig, s Strategy) (ContentionResult, []i
 	var version uint64 // the policy's etag
 	done := make([]time.Duration, 0, cfg.Clients)
 	for q.Len() > 0 {
+		if err := stop.check(ctx); err != nil {
+			return ContentionResult{}, nil, err
+		}
 		ev := q.next()
 		t, c := ev.at, &clients[ev.client]
 		if ev.kind == evRead {

@@ -1,6 +1,7 @@
 package herd
 
 import (
+	"context"
 	"reflect"
 	"strings"
 	"testing"
@@ -15,7 +16,7 @@ func TestContentionEveryWriteLandsOnce(t *testing.T) {
 		{}, // defaults
 	} {
 		for _, s := range strategies {
-			r, landed, err := simulateContention(cfg, s)
+			r, landed, err := simulateContention(context.Background(), cfg, s)
 			if err != nil {
 				t.Fatalf("%+v %s: %v", cfg, s.Name, err)
 			}
@@ -52,7 +53,7 @@ func TestContentionEveryWriteLandsOnce(t *testing.T) {
 // 1.05 s, one lands at 1.1 s, the other conflicts and reruns at 3.1 s
 // (wait 2 s), landing at 3.15 s.
 func TestContentionByHand(t *testing.T) {
-	r, err := SimulateContention(ContentionConfig{Clients: 3}, none)
+	r, err := SimulateContention(context.Background(), ContentionConfig{Clients: 3}, none)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,18 +69,18 @@ func TestContentionByHand(t *testing.T) {
 
 func TestContentionDeterministicAndJitterHelps(t *testing.T) {
 	cfg := ContentionConfig{Clients: 100, Seed: 42}
-	a, _ := SimulateContention(cfg, documented)
-	b, _ := SimulateContention(cfg, documented)
+	a, _ := SimulateContention(context.Background(), cfg, documented)
+	b, _ := SimulateContention(context.Background(), cfg, documented)
 	if !reflect.DeepEqual(a, b) {
 		t.Errorf("two runs differ:\n%+v\n%+v", a, b)
 	}
 	cfg.Seed++
-	if c, _ := SimulateContention(cfg, documented); reflect.DeepEqual(a.P50, c.P50) && a.Conflicts == c.Conflicts {
+	if c, _ := SimulateContention(context.Background(), cfg, documented); reflect.DeepEqual(a.P50, c.P50) && a.Conflicts == c.Conflicts {
 		t.Errorf("seeds 42 and 43 give the same result: %+v", c)
 	}
 	// Without jitter the herd rereads together every time and only one write
 	// per round lands: conflicts grow as N^2/2.
-	herd, _ := SimulateContention(ContentionConfig{Clients: 100, Seed: 42}, none)
+	herd, _ := SimulateContention(context.Background(), ContentionConfig{Clients: 100, Seed: 42}, none)
 	if herd.Conflicts != 100*99/2 {
 		t.Errorf("no jitter: Conflicts = %d, want %d", herd.Conflicts, 100*99/2)
 	}
@@ -89,7 +90,7 @@ func TestContentionDeterministicAndJitterHelps(t *testing.T) {
 }
 
 func TestContentionDeadline(t *testing.T) {
-	r, landed, err := simulateContention(ContentionConfig{Clients: 100, Deadline: 10 * time.Second}, none)
+	r, landed, err := simulateContention(context.Background(), ContentionConfig{Clients: 100, Deadline: 10 * time.Second}, none)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,16 +124,16 @@ func TestContentionErrors(t *testing.T) {
 		{ContentionConfig{Clients: 2}, negative, "negative delay"},
 	}
 	for _, tt := range tests {
-		_, err := SimulateContention(tt.cfg, tt.s)
+		_, err := SimulateContention(context.Background(), tt.cfg, tt.s)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("SimulateContention(%+v, %s) = %v, want an error containing %q", tt.cfg, tt.s.Name, err, tt.want)
+			t.Errorf("SimulateContention(context.Background(), %+v, %s) = %v, want an error containing %q", tt.cfg, tt.s.Name, err, tt.want)
 		}
 	}
 }
 
 func BenchmarkSimulateContention100(b *testing.B) {
 	for b.Loop() {
-		if _, err := SimulateContention(ContentionConfig{Clients: 100, Seed: 1}, documented); err != nil {
+		if _, err := SimulateContention(context.Background(), ContentionConfig{Clients: 100, Seed: 1}, documented); err != nil {
 			b.Fatal(err)
 		}
 	}

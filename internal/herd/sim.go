@@ -1,6 +1,7 @@
 package herd
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -139,8 +140,9 @@ type herdClient struct {
 //
 // The result depends only on cfg and s: the same seed gives the same Result.
 // A bad cfg or s, a negative delay, a client exceeding MaxCallsPerClient, or
-// a call beyond Horizon is an error.
-func Simulate(cfg Config, s Strategy) (Result, error) {
+// a call beyond Horizon is an error. When ctx ends, Simulate stops within
+// cancelEvery events and returns ctx's error.
+func Simulate(ctx context.Context, cfg Config, s Strategy) (Result, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return Result{}, err
@@ -152,7 +154,11 @@ func Simulate(cfg Config, s Strategy) (Result, error) {
 	res := Result{Strategy: s.Name, Config: cfg}
 	clients := make([]herdClient, cfg.Clients)
 	q := &queue{events: make([]event, 0, cfg.Clients)}
+	var stop canceller
 	for i := range clients {
+		if err := stop.check(ctx); err != nil {
+			return Result{}, err
+		}
 		clients[i].rng = clientRand(cfg.Seed, i)
 		var at time.Duration
 		if cfg.Start > 0 {
@@ -164,6 +170,9 @@ func Simulate(cfg Config, s Strategy) (Result, error) {
 	var served, retries []int // per tick: calls that got through, retries sent
 	done := make([]time.Duration, 0, cfg.Clients)
 	for q.Len() > 0 {
+		if err := stop.check(ctx); err != nil {
+			return Result{}, err
+		}
 		ev := q.next()
 		t, c := ev.at, &clients[ev.client]
 		tick := int(t / Tick)

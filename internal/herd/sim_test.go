@@ -1,6 +1,8 @@
 package herd
 
 import (
+	"context"
+	"errors"
 	"reflect"
 	"slices"
 	"strings"
@@ -10,9 +12,9 @@ import (
 
 func mustSimulate(t testing.TB, cfg Config, s Strategy) Result {
 	t.Helper()
-	r, err := Simulate(cfg, s)
+	r, err := Simulate(context.Background(), cfg, s)
 	if err != nil {
-		t.Fatalf("Simulate(%+v, %s): %v", cfg, s.Name, err)
+		t.Fatalf("Simulate(context.Background(), %+v, %s): %v", cfg, s.Name, err)
 	}
 	return r
 }
@@ -159,9 +161,9 @@ func TestSimulateErrors(t *testing.T) {
 		{Config{Clients: 2, Outage: time.Second}, forever, "horizon"},
 	}
 	for _, tt := range tests {
-		_, err := Simulate(tt.cfg, tt.s)
+		_, err := Simulate(context.Background(), tt.cfg, tt.s)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("Simulate(%+v, %s) = %v, want an error containing %q", tt.cfg, tt.s.Name, err, tt.want)
+			t.Errorf("Simulate(context.Background(), %+v, %s) = %v, want an error containing %q", tt.cfg, tt.s.Name, err, tt.want)
 		}
 	}
 }
@@ -184,7 +186,7 @@ func TestPercentile(t *testing.T) {
 
 func BenchmarkSimulate1000(b *testing.B) {
 	for b.Loop() {
-		if _, err := Simulate(talk, documented); err != nil {
+		if _, err := Simulate(context.Background(), talk, documented); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -194,8 +196,23 @@ func BenchmarkSimulate10000(b *testing.B) {
 	cfg := talk
 	cfg.Clients = 10_000
 	for b.Loop() {
-		if _, err := Simulate(cfg, documented); err != nil {
+		if _, err := Simulate(context.Background(), cfg, documented); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestSimulationsStopWhenContextEnds: both simulators stop, with the
+// context's error, when their context has ended, however long the run
+// would be (a million clients that never give up).
+func TestSimulationsStopWhenContextEnds(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	s := Strategy{Name: "s", Delay: func(n int, r float64) time.Duration { return time.Second }}
+	if _, err := Simulate(ctx, Config{Clients: MaxClients, Outage: time.Hour}, s); !errors.Is(err, context.Canceled) {
+		t.Errorf("Simulate with an ended context: %v, want context.Canceled", err)
+	}
+	if _, err := SimulateContention(ctx, ContentionConfig{Clients: MaxClients}, s); !errors.Is(err, context.Canceled) {
+		t.Errorf("SimulateContention with an ended context: %v, want context.Canceled", err)
 	}
 }

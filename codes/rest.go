@@ -1,0 +1,124 @@
+package codes
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/googleapis/gax-go/v2/apierror"
+	"google.golang.org/api/googleapi"
+	grpccodes "google.golang.org/grpc/codes"
+)
+
+// retryInfoType is the @type of a google.rpc.RetryInfo in a JSON error body.
+const retryInfoType = "type.googleapis.com/google.rpc.RetryInfo"
+
+// ofREST classifies the first REST error in err's chain: a *googleapi.Error,
+// or else gax's *apierror.APIError of a REST call. ok is false when err
+// holds neither (a gRPC APIError is left to the status path).
+func ofREST(err error) (c Class, ok bool) {
+	var ge *googleapi.Error
+	if errors.As(err, &ge) {
+		return ofGoogleAPI(ge), true
+	}
+	var ae *apierror.APIError
+	if errors.As(err, &ae) && ae.HTTPCode() > 0 {
+		// Without the googleapi.Error (gax keeps it unexported when it does
+		// not wrap it) the body's status is out of reach: its parsed details
+		// and the HTTP status are what is left.
+		return ofHTTP(ae.HTTPCode(), grpccodes.OK, ae.Details().RetryInfo != nil), true
+	}
+	return Permanent, false
+}
+
+// ofGoogleAPI classifies a REST error by its JSON body's status when it has
+// one, else by its HTTP status.
+func ofGoogleAPI(e *googleapi.Error) Class {
+	st, retryInfo := parseErrorBody(e.Body)
+	if !retryInfo {
+		retryInfo = detailsHaveRetryInfo(e.Details)
+	}
+	return ofHTTP(e.Code, st, retryInfo)
+}
+
+// ofHTTP classifies an HTTP error: by st, the gRPC code named by the body's
+// "status", when it is not OK; else by the HTTP status. retryInfo says
+// whether the error carries a google.rpc.RetryInfo.
+func ofHTTP(httpCode int, st grpccodes.Code, retryInfo bool) Class {
+	if st != grpccodes.OK {
+		if st == grpccodes.ResourceExhausted {
+			return quota(retryInfo)
+		}
+		return Of(st)
+	}
+	switch httpCode {
+	case http.StatusInternalServerError, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return Transient
+	case http.StatusNotFound:
+		return Propagation
+	case http.StatusConflict:
+		return Conflict
+	case http.StatusTooManyRequests:
+		return quota(retryInfo)
+	}
+	return Permanent
+}
+
+// quota classifies RESOURCE_EXHAUSTED (429): Transient only when the server
+// said when to come back (RetryInfo).
+func quota(retryInfo bool) Class {
+	if retryInfo {
+		return Transient
+	}
+	return Permanent
+}
+
+// errorBody is the part of Google's JSON error body
+// (https://cloud.google.com/apis/design/errors#http_mapping) that classes
+// depend on.
+type errorBody struct {
+	Error struct {
+		Status  json.RawMessage `json:"status"`
+		Details []struct {
+			Type string `json:"@type"`
+		} `json:"details"`
+	} `json:"error"`
+}
+
+// parseErrorBody returns the gRPC code named by the body's "status" (OK when
+// there is none, or none that gRPC knows) and whether its details hold a
+// RetryInfo. A body that is not Google's JSON error has neither.
+func parseErrorBody(body string) (grpccodes.Code, bool) {
+	if !strings.HasPrefix(strings.TrimSpace(body), "{") {
+		return grpccodes.OK, false
+	}
+	var b errorBody
+	if json.Unmarshal([]byte(body), &b) != nil {
+		return grpccodes.OK, false
+	}
+	var st grpccodes.Code
+	if len(b.Error.Status) > 0 && b.Error.Status[0] == '"' {
+		if st.UnmarshalJSON(b.Error.Status) != nil {
+			st = grpccodes.OK
+		}
+	}
+	retryInfo := false
+	for _, d := range b.Error.Details {
+		if d.Type == retryInfoType {
+			retryInfo = true
+		}
+	}
+	return st, retryInfo
+}
+
+// detailsHaveRetryInfo looks for a RetryInfo in googleapi.Error.Details, the
+// body's details as encoding/json decoded them.
+func detailsHaveRetryInfo(details []any) bool {
+	for _, d := range details {
+		if m, ok := d.(map[string]any); ok && m["@type"] == retryInfoType {
+			return true
+		}
+	}
+	return false
+}
