@@ -24,10 +24,15 @@
 // sleeps its backoff): that goroutine sleeps in the thread's place. What a
 // thread must not do while other threads run is wait for something that no
 // sleeper will bring about: a channel fed by another thread, a lock held by a
-// sleeper, or a second thread's work (two threads whose Updates the Updater
-// coalesces into one read-modify-write wait for one sleeper between them:
-// start such callers with the go statement from one thread, where they act as
-// one). Used so, the clock never deadlocks a test.
+// sleeper, or a sleeper that serves another thread too (threads whose Updates
+// one Updater coalesces into one read-modify-write would wait for one sleeper
+// between them). Such callers run as goroutines of one thread (the go
+// statement): the clock sees their one sleeper; which batch each joins
+// depends on when its goroutine starts, as in real time. Used so, the clock
+// never deadlocks a test: a thread that is awake by the count is running, or
+// waits for a goroutine that will sleep or finish. The rule cannot be
+// checked: a thread blocked on anything else, with no goroutine sleeping in
+// its place, stops time for every thread (the test hangs until its timeout).
 //
 // Contexts' deadlines are wall-clock time and the clock does not end a sleep
 // at them; a sleep ends early only when its context is cancelled or its
