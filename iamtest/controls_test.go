@@ -167,7 +167,7 @@ func TestSetOutageUntilCleared(t *testing.T) {
 }
 
 func TestSetLatencyWaitsOnTheClock(t *testing.T) {
-	clock := newManualClock()
+	clock := newTestClock()
 	srv := iamtest.NewServer(t, iamtest.WithClock(clock))
 	c := newClients(t, srv)
 	srv.SetLatency(iamtest.AnyMethod, time.Second)
@@ -176,7 +176,7 @@ func TestSetLatencyWaitsOnTheClock(t *testing.T) {
 	if err := c.grant("projects/p", "roles/viewer", "user:a@example.com"); err != nil {
 		t.Fatal(err)
 	}
-	if got := clock.sleeps(); !slices.Equal(got, []time.Duration{time.Second, time.Minute}) {
+	if got := clock.Sleeps(); !slices.Equal(got, []time.Duration{time.Second, time.Minute}) {
 		t.Fatalf("slept %v, want [1s 1m0s]", got)
 	}
 	calls := srv.Calls()
@@ -188,7 +188,7 @@ func TestSetLatencyWaitsOnTheClock(t *testing.T) {
 	if err := c.grant("projects/p", "roles/viewer", "user:b@example.com"); err != nil {
 		t.Fatal(err)
 	}
-	if got := len(clock.sleeps()); got != 2 {
+	if got := len(clock.Sleeps()); got != 2 {
 		t.Fatalf("latency 0 still slept: %d sleeps", got)
 	}
 }
@@ -255,7 +255,7 @@ func TestSetPropagationReadsHidesNewAccounts(t *testing.T) {
 }
 
 func TestSetPropagationDelayHidesNewAccountsForAWhile(t *testing.T) {
-	clock := newManualClock()
+	clock := newTestClock()
 	srv := iamtest.NewServer(t, iamtest.WithClock(clock))
 	c := newClients(t, srv)
 	srv.SetPropagationDelay(time.Minute)
@@ -267,7 +267,7 @@ func TestSetPropagationDelayHidesNewAccountsForAWhile(t *testing.T) {
 	if status.Code(err) != codes.NotFound {
 		t.Fatalf("fresh account's policy: %v, want NOT_FOUND", err)
 	}
-	clock.advance(time.Minute)
+	clock.Advance(time.Minute)
 	if _, err := c.getAccount(sa.Email); err != nil {
 		t.Fatalf("after the delay: %v", err)
 	}

@@ -42,9 +42,11 @@
 // # Time
 //
 // Latency and propagation windows run on the fake's clock: the wall clock
-// unless WithClock gives another (any value with Now and Sleep, such as a
-// virtual clock that a retrying client shares). Tests of fault handling need
-// not wait real backoff either way: run them inside testing/synctest's
+// unless WithClock gives another (any value with Now and Sleep). Tests of
+// fault handling need not wait real backoff, in one of two ways: a
+// VirtualClock (NewVirtualClock) shared by the fake and the retrying code
+// (interceptor.WithClock, also for policy.NewUpdater), a discrete-event clock
+// whose rule for concurrent calls its doc gives; or testing/synctest's
 // synctest.Test, where the wall clock is a fake one that jumps ahead whenever
 // every goroutine of the test is blocked (see the synctest example).
 //

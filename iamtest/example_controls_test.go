@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log"
-	"sync"
 	"time"
 
 	admin "cloud.google.com/go/iam/admin/apiv1"
@@ -133,37 +132,11 @@ func ExampleServer_SetOutage() {
 	// cleared: OK OK
 }
 
-// stepClock is a tiny clock for the examples: Sleep moves it forward at once
-// instead of waiting.
-type stepClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *stepClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *stepClock) Sleep(ctx context.Context, d time.Duration) error {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-	return ctx.Err()
-}
-
-func (c *stepClock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
-
 // Latency runs on the fake's clock: with a clock of the test's own (WithClock)
 // a slow backend costs no real time.
 func ExampleServer_SetLatency() {
 	ctx := context.Background()
-	clock := &stepClock{now: time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)}
+	clock := iamtest.NewVirtualClock(time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC))
 	srv, err := iamtest.New(iamtest.WithClock(clock))
 	if err != nil {
 		log.Fatal(err)
@@ -247,7 +220,7 @@ func ExampleServer_SetPropagationReads() {
 // A new service account is invisible for a minute on the fake's clock.
 func ExampleServer_SetPropagationDelay() {
 	ctx := context.Background()
-	clock := &stepClock{now: time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)}
+	clock := iamtest.NewVirtualClock(time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC))
 	srv, err := iamtest.New(iamtest.WithClock(clock))
 	if err != nil {
 		log.Fatal(err)
@@ -266,7 +239,7 @@ func ExampleServer_SetPropagationDelay() {
 		log.Fatal(err)
 	}
 	for _, wait := range []time.Duration{0, 59 * time.Second, time.Second} {
-		clock.Add(wait)
+		clock.Advance(wait)
 		_, err := client.GetServiceAccount(ctx, &adminpb.GetServiceAccountRequest{Name: sa.Name}, gax.WithRetry(nil))
 		fmt.Println(clock.Now().Format(time.TimeOnly), status.Code(err))
 	}

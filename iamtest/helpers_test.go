@@ -2,7 +2,6 @@ package iamtest_test
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
@@ -89,40 +88,8 @@ func (c clients) members(t *testing.T, resource, role string) []string {
 	return nil
 }
 
-// manualClock is an iamtest.Clock that moves only when told to. Sleep
-// records what it was asked to wait and returns at once, unless ctx is done.
-type manualClock struct {
-	mu    sync.Mutex
-	now   time.Time
-	slept []time.Duration
-}
-
-func newManualClock() *manualClock {
-	return &manualClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-}
-
-func (c *manualClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *manualClock) Sleep(ctx context.Context, d time.Duration) error {
-	c.mu.Lock()
-	c.slept = append(c.slept, d)
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-	return ctx.Err()
-}
-
-func (c *manualClock) advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
-
-func (c *manualClock) sleeps() []time.Duration {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]time.Duration(nil), c.slept...)
+// newTestClock is the clock of the tests that check time: the exported
+// virtual clock, at a fixed start.
+func newTestClock() *iamtest.VirtualClock {
+	return iamtest.NewVirtualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 }

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/iamretry/iamretry/iamtest"
 	"github.com/iamretry/iamretry/interceptor"
-	"github.com/iamretry/iamretry/internal/vclock"
 	"google.golang.org/grpc"
 	grpccodes "google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -21,7 +21,7 @@ import (
 func ExampleRetrier_UnaryClientInterceptor() {
 	r, err := interceptor.New(
 		interceptor.WithDeadline(2*time.Minute),
-		interceptor.WithClock(vclock.New()),
+		interceptor.WithClock(iamtest.NewVirtualClock(time.Now())),
 		interceptor.WithRandom(func() float64 { return 0.25 }),
 		interceptor.WithObserver(func(a interceptor.Attempt) {
 			fmt.Printf("attempt %d: %v (%v), %s, wait %v\n", a.N, status.Code(a.Err), a.Class, a.Reason, a.Wait)

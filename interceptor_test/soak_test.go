@@ -55,8 +55,9 @@ type soakResult struct {
 // and another 32 s would pass 60 s). The odds that a call fails 6 times in a
 // row are 0.3^6, so about one or two calls in 2,000 give up.
 //
-// The calls run one after another: they share the Retrier's virtual clock,
-// on which concurrent waits would add up, not overlap. (Shards in parallel,
+// The calls run one after another on the rig's virtual clock (as threads of
+// its Go they would overlap in virtual time, yet still run one at a time,
+// woken in time order). (Shards in parallel,
 // each with its own fake, Retrier and clock, were tried: on a small machine
 // under -race they were slower, not faster.)
 //

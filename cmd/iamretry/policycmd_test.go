@@ -5,8 +5,9 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
-	"github.com/iamretry/iamretry/internal/vclock"
+	"github.com/iamretry/iamretry/iamtest"
 )
 
 // startFake runs "iamretry fake-server" in-process on a free loopback port,
@@ -130,7 +131,7 @@ func TestPolicyConditionsAndRemove(t *testing.T) {
 // lands, once, and stderr tells each retry. The retries wait on a virtual
 // clock.
 func TestPolicyRetriesThroughFaults(t *testing.T) {
-	policyTestClock = vclock.New()
+	policyTestClock = iamtest.NewVirtualClock(time.Now())
 	t.Cleanup(func() { policyTestClock = nil })
 	addr := startFake(t, "--fail-rate", "0.5", "--codes", "unavailable,INTERNAL", "--lost-answer-rate", "0.2", "--seed", "3")
 	ep := []string{"--endpoint", addr, "--insecure", "--deadline", "10m", "--timeout", "0"}
@@ -160,7 +161,7 @@ func TestPolicyRetriesThroughFaults(t *testing.T) {
 func TestPolicyRealAPIErrorsAreClear(t *testing.T) {
 	// Nothing listens there: the command fails (exit 1) with the server's
 	// code, after its retries, which run on a virtual clock.
-	policyTestClock = vclock.New()
+	policyTestClock = iamtest.NewVirtualClock(time.Now())
 	t.Cleanup(func() { policyTestClock = nil })
 	r := runCmd(t, "policy", "get", "--resource", "projects/p", "--endpoint", "127.0.0.1:1", "--insecure", "--deadline", "3s")
 	if r.code != exitFailure || !strings.Contains(r.stderr, "Unavailable") {

@@ -18,13 +18,15 @@ import (
 	expr "google.golang.org/genproto/googleapis/type/expr"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/iamretry/iamretry/internal/vclock"
 )
 
 // clients is a started fake with the real GAPIC clients on it, their own
 // retries off, and a manual clock.
 type clients struct {
 	srv      *Server
-	clock    *manualClock
+	clock    *vclock.Clock
 	admin    *admin.IamClient
 	policy   *iamapi.IamPolicyClient
 	projects *resourcemanager.ProjectsClient

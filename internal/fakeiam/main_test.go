@@ -2,7 +2,6 @@ package fakeiam
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,38 +13,24 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/fieldmaskpb"
+
+	"github.com/iamretry/iamretry/internal/vclock"
 )
 
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// manualClock is a clock the test moves by hand.
-type manualClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newManualClock() *manualClock {
-	return &manualClock{t: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)}
-}
-
-func (c *manualClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *manualClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
+// newManualClock is the clock a test moves by hand (Advance): the module's
+// one virtual clock, at a fixed start.
+func newManualClock() *vclock.Clock {
+	return vclock.At(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))
 }
 
 // fixture is a started fake with raw stubs on one connection.
 type fixture struct {
 	srv      *Server
-	clock    *manualClock
+	clock    *vclock.Clock
 	conn     *grpc.ClientConn
 	policy   iampb.IAMPolicyClient
 	admin    adminpb.IAMClient

@@ -1,39 +1,83 @@
-// Package vclock is a virtual clock for tests, the demo and simulations: time
-// moves only when someone sleeps on it or advances it, so a retry schedule of
-// minutes runs in microseconds and every wait can be checked exactly.
+// Package vclock is the one virtual clock of this module, for tests and the
+// demo: a discrete-event clock on which a retry schedule of minutes runs in
+// microseconds and every wait can be checked exactly.
 //
-// Its Sleep returns at once after moving the clock forward by the whole wait,
-// which makes a lone caller's timeline exact. Concurrent sleepers share one
-// timeline: each sleep moves it forward from wherever it stands, so
-// concurrent waits add up rather than overlap. That is conservative for
-// deadlines (they come sooner, never later) and is what the tests rely on.
+// # The rule: time jumps when every thread sleeps
 //
-// A Clock starts at the wall-clock time of its creation (unless told
-// otherwise) so that a context deadline, which is wall-clock time, can be
-// compared with it: as long as the test itself runs in much less than its
-// virtual waits, the comparison is the one a real run would make.
+// The clock counts threads: goroutines that take part in the test. Time
+// stands still while any thread is awake; when every thread is asleep on the
+// clock (or has finished), the clock jumps to the earliest wake-up and wakes
+// that sleeper alone. So sleepers wake in virtual-time order, each at its own
+// deadline (ties: the lower thread number, then the earlier Sleep), and a
+// sleeper never wakes before its time.
+//
+// Outside Go there is one thread: whatever goroutine calls Sleep. A lone
+// caller's Sleep therefore returns at once with the clock moved by the wait,
+// which is the common test: one call, its schedule, its elapsed time.
+//
+// Go(ctx, n, f) runs n threads at once; its caller's thread waits for them
+// (it counts as asleep until they have all returned). Concurrent calls that
+// must overlap in virtual time run as threads of Go.
+//
+// A thread may hand its work to another goroutine and wait for it (a gRPC
+// handler that sleeps the fake's latency, the policy Updater's committer that
+// sleeps its backoff): that goroutine sleeps in the thread's place. What a
+// thread must not do while other threads run is wait for something that no
+// sleeper will bring about: a channel fed by another thread, a lock held by a
+// sleeper, or a sleeper that serves another thread too (threads whose Updates
+// one Updater coalesces into one read-modify-write would wait for one sleeper
+// between them). Such callers run as goroutines of one thread (the go
+// statement): the clock sees their one sleeper; which batch each joins
+// depends on when its goroutine starts, as in real time. Used so, the clock
+// never deadlocks a test: a thread that is awake by the count is running, or
+// waits for a goroutine that will sleep or finish. The rule cannot be
+// checked: a thread blocked on anything else, with no goroutine sleeping in
+// its place, stops time for every thread (the test hangs until its timeout).
+//
+// Contexts' deadlines are wall-clock time and the clock does not end a sleep
+// at them; a sleep ends early only when its context is cancelled or its
+// wall-clock deadline passes in real time. A Clock made by New starts at the
+// wall-clock time of its creation, so that code comparing a context's
+// deadline with Now (the interceptor does, to never sleep past it) makes the
+// comparison a real run would make, as long as the test runs in much less
+// real time than its virtual waits.
+//
+// # Why internal/herd keeps its own event queue
+//
+// The thundering-herd simulator schedules millions of events for thousands
+// of simulated clients, with no goroutines: each event is a value in a heap
+// and the simulation loop pops them. This clock wakes real goroutines that
+// run real code (clients, interceptors, the fake server) and must count who
+// is awake; routing the simulator through it would cost a goroutine and a
+// channel per client and a lock per event for nothing, and its queue of
+// (time, sequence) values would gain nothing from sharing code with a heap
+// of blocked goroutines.
 package vclock
 
 import (
+	"container/heap"
 	"context"
 	"sync"
 	"time"
 )
 
-// Clock is a virtual clock, safe for concurrent use. It satisfies
-// interceptor.Clock.
+// Clock is a discrete-event virtual clock, safe for concurrent use. It
+// satisfies interceptor.Clock and iamtest.Clock.
 type Clock struct {
-	mu      sync.Mutex
-	now     time.Time
-	sleeps  []time.Duration
-	onSleep func(d time.Duration)
+	mu       sync.Mutex
+	now      time.Time
+	running  int // threads awake
+	sleepers sleeperHeap
+	seq      uint64
+	sleeps   []time.Duration
+	onSleep  func(d time.Duration)
 }
 
 // New returns a Clock that reads the wall-clock time of this call.
 func New() *Clock { return At(time.Now()) }
 
 // At returns a Clock that reads t.
-func At(t time.Time) *Clock { return &Clock{now: t} }
+func At(t time.Time) *Clock { return &Clock{now: t, running: 1} }
 
 // Now returns the virtual time.
 func (c *Clock) Now() time.Time {
@@ -42,9 +86,16 @@ func (c *Clock) Now() time.Time {
 	return c.now
 }
 
-// Sleep records d and moves the clock forward by d, at once. It returns
-// ctx.Err() without moving the clock when ctx has already ended. A d <= 0
-// returns at once and is not recorded.
+// Since returns the virtual time elapsed since t.
+func (c *Clock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }
+
+// Sleep waits d of virtual time: it returns once every thread sleeps and no
+// other sleeper is due earlier, with the clock at the wake-up time (see the
+// package doc). It returns ctx.Err() at once, without moving the clock, when
+// ctx has already ended, and ctx.Err() as soon as ctx ends during the wait
+// (then the sleep is forgotten). A d <= 0 returns at once and is not
+// recorded. A completed sleep is recorded (Sleeps) and reported to the
+// OnSleep function, in the order of the wake-ups.
 func (c *Clock) Sleep(ctx context.Context, d time.Duration) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -53,8 +104,25 @@ func (c *Clock) Sleep(ctx context.Context, d time.Duration) error {
 		return nil
 	}
 	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.sleeps = append(c.sleeps, d)
+	c.seq++
+	s := &sleeper{wake: c.now.Add(d), d: d, thread: Thread(ctx), seq: c.seq, woken: make(chan struct{})}
+	heap.Push(&c.sleepers, s)
+	c.running--
+	c.advanceLocked()
+	c.mu.Unlock()
+	select {
+	case <-s.woken:
+	case <-ctx.Done():
+		c.mu.Lock()
+		if s.index >= 0 { // still asleep: leave the queue, awake again
+			heap.Remove(&c.sleepers, s.index)
+			c.running++
+			c.mu.Unlock()
+			return ctx.Err()
+		}
+		c.mu.Unlock() // woken meanwhile: the sleep is complete
+	}
+	c.mu.Lock()
 	f := c.onSleep
 	c.mu.Unlock()
 	if f != nil {
@@ -63,17 +131,69 @@ func (c *Clock) Sleep(ctx context.Context, d time.Duration) error {
 	return nil
 }
 
-// Advance moves the clock forward by d without recording a sleep.
+// advanceLocked wakes the earliest sleeper when no thread is awake.
+func (c *Clock) advanceLocked() {
+	if c.running > 0 || len(c.sleepers) == 0 {
+		return
+	}
+	s := heap.Pop(&c.sleepers).(*sleeper)
+	if s.wake.After(c.now) {
+		c.now = s.wake
+	}
+	c.sleeps = append(c.sleeps, s.d)
+	c.running++
+	close(s.woken)
+}
+
+// Go runs f(ctx, i) for i = 1..n, each on its own goroutine and as a thread
+// of the clock (Thread(ctx) == i), and returns when all have returned. Its
+// caller must be a thread itself (any goroutine outside Go, or a thread of
+// an enclosing Go); it waits, not counting as awake, while they run. A
+// thread that ends (returns, panics, runtime.Goexit) stops counting.
+func (c *Clock) Go(ctx context.Context, n int, f func(ctx context.Context, i int)) {
+	if n <= 0 {
+		return
+	}
+	c.mu.Lock()
+	c.running += n - 1 // the caller's place goes to the n threads
+	c.mu.Unlock()
+	var wg sync.WaitGroup
+	for i := 1; i <= n; i++ {
+		wg.Go(func() {
+			defer func() {
+				c.mu.Lock()
+				c.running--
+				c.advanceLocked()
+				c.mu.Unlock()
+			}()
+			f(context.WithValue(ctx, threadKey{}, i), i)
+		})
+	}
+	wg.Wait()
+	c.mu.Lock()
+	c.running++
+	c.mu.Unlock()
+}
+
+type threadKey struct{}
+
+// Thread returns the number of the thread of Go that ctx belongs to (the
+// innermost one), or 0 outside Go.
+func Thread(ctx context.Context) int {
+	i, _ := ctx.Value(threadKey{}).(int)
+	return i
+}
+
+// Advance moves the clock forward by d without recording a sleep. Sleepers
+// whose time it passes wake, in order, when every thread next sleeps.
 func (c *Clock) Advance(d time.Duration) {
 	c.mu.Lock()
 	c.now = c.now.Add(d)
 	c.mu.Unlock()
 }
 
-// Since returns the virtual time elapsed since t.
-func (c *Clock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }
-
-// Sleeps returns a copy of every recorded wait, in order.
+// Sleeps returns a copy of every completed wait, in the order of the
+// wake-ups.
 func (c *Clock) Sleeps() []time.Duration {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -87,8 +207,9 @@ func (c *Clock) Reset() {
 	c.mu.Unlock()
 }
 
-// OnSleep sets a function called after each recorded sleep, outside the
-// clock's lock (a demo prints from it; a test can inject a fault from it).
+// OnSleep sets a function that each completed sleep calls with its wait,
+// in the sleeper's goroutine, outside the clock's lock, before Sleep returns
+// (a demo prints from it; a test can inject a fault from it).
 func (c *Clock) OnSleep(f func(d time.Duration)) {
 	c.mu.Lock()
 	c.onSleep = f
