@@ -551,6 +551,21 @@ func stepContention(ctx context.Context, d *demo, s *stepState) error {
 			landed++
 		}
 	}
+	// One owner per call: the Updaters own their retries, and the
+	// interceptors beneath them pass the Updaters' calls through. So the
+	// server saw the attempts of one schedule: each of the Updaters'
+	// read-modify-writes is one GetIamPolicy and one SetIamPolicy, and the
+	// interceptors made no attempts of their own.
+	attempts, own := writers-failed, 0 // each writer that succeeded made one last, successful attempt
+	for _, a := range d.stepAttempts() {
+		if a.Method == policy.UpdateMethod {
+			attempts++ // a failed attempt (rerun or not)
+		} else {
+			own++
+		}
+	}
+	reads, writes := d.fake.CountCalls(fakeiam.MethodGetIamPolicy), d.fake.CountCalls(fakeiam.MethodSetIamPolicy)
+	d.tl.note(s.n, fmt.Sprintf("the server saw %d reads and %d writes: the Updaters' %d attempts, one schedule", reads, writes, attempts))
 	final := d.fake.Policy(demoPolicyResource)
 	viewers, owners := membersOf(final, "roles/viewer"), membersOf(final, "roles/owner")
 	all := true
@@ -561,6 +576,8 @@ func stepContention(ctx context.Context, d *demo, s *stepState) error {
 	s.expect(failed == 0, "every writer's Update succeeded (%d failed)", failed)
 	s.expect(aborted > 0, "writers really conflicted: %d SetIamPolicy calls were ABORTED and their read-modify-writes rerun", aborted)
 	s.expect(landed == writers, "exactly %d writes landed, one per writer (saw %d)", writers, landed)
+	s.expect(reads == attempts && writes == attempts && own == 0,
+		"one schedule: %d reads, %d writes, %d Updater attempts; the interceptors passed them through (%d own)", reads, writes, attempts, own)
 	s.expect(all && len(viewers) == writers, "the policy holds all %d viewers, each once", writers)
 	s.expect(owners[owner] == 1, "the binding that was there before (roles/owner) is still there: no blind overwrite")
 	return nil
