@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/iamretry/iamretry/interceptor"
-	"github.com/iamretry/iamretry/internal/vclock"
 	"google.golang.org/grpc"
 	grpccodes "google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/iamretry/iamretry/interceptor"
 )
 
 // The interceptor in front of a server that fails twice. In a program, add
@@ -17,11 +17,12 @@ import (
 //
 //	option.WithGRPCDialOption(grpc.WithChainUnaryInterceptor(r.UnaryClientInterceptor()))
 //
-// Here a virtual clock and a fixed random fraction make the waits exact.
+// Here a clock whose Sleep returns at once (exampleClock, in
+// example_clock_test.go) and a fixed random fraction make the waits exact.
 func ExampleRetrier_UnaryClientInterceptor() {
 	r, err := interceptor.New(
 		interceptor.WithDeadline(2*time.Minute),
-		interceptor.WithClock(vclock.New()),
+		interceptor.WithClock(&exampleClock{}),
 		interceptor.WithRandom(func() float64 { return 0.25 }),
 		interceptor.WithObserver(func(a interceptor.Attempt) {
 			fmt.Printf("attempt %d: %v (%v), %s, wait %v\n", a.N, status.Code(a.Err), a.Class, a.Reason, a.Wait)
