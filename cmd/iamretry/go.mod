@@ -4,7 +4,6 @@ go 1.26.0
 
 require (
 	cloud.google.com/go/iam v1.15.1
-	cloud.google.com/go/resourcemanager v1.18.1
 	github.com/googleapis/gax-go/v2 v2.27.0
 	github.com/iamretry/iamretry v0.0.0-00010101000000-000000000000
 	go.uber.org/goleak v1.3.0
@@ -16,11 +15,11 @@ require (
 )
 
 require (
-	cloud.google.com/go v0.123.0 // indirect
 	cloud.google.com/go/auth v0.24.1-0.20261001053825-dbc26066f70a // indirect
 	cloud.google.com/go/auth/oauth2adapt v0.3.1 // indirect
 	cloud.google.com/go/compute/metadata v0.10.0 // indirect
 	cloud.google.com/go/longrunning v1.3.0 // indirect
+	cloud.google.com/go/resourcemanager v1.18.1 // indirect
 	codeberg.org/go-fonts/liberation v0.5.0 // indirect
 	codeberg.org/go-latex/latex v0.2.0 // indirect
 	codeberg.org/go-pdf/fpdf v0.11.1 // indirect
