@@ -74,9 +74,9 @@ func TestPolicyAgainstFakeServer(t *testing.T) {
 	addr := startFake(t)
 	ep := []string{"--endpoint", addr, "--insecure"}
 	for _, res := range []string{
-		"projects/demo",               // Resource Manager Projects
-		"folders/123",                 // Resource Manager Folders
-		"organizations/456",           // Resource Manager Organizations
+		"projects/demo",     // Resource Manager Projects
+		"folders/123",       // Resource Manager Folders
+		"organizations/456", // Resource Manager Organizations
 		"//pubsub.googleapis.com/projects/demo/topics/orders", // google.iam.v1.IAMPolicy
 	} {
 		t.Run(strings.ReplaceAll(res, "/", "_"), func(t *testing.T) {
