@@ -328,9 +328,11 @@ func (d *demo) clients(ctx context.Context, who string, seed uint64, withAdmin b
 	d.closers = append(d.closers, pc.Close)
 	// Retry at one layer: GAPIC clients retry some methods themselves
 	// through gax, on real timers; over the interceptor every gax attempt
-	// would run the interceptor's whole schedule again. Empty CallOptions
-	// leave the retrying to the interceptor (and the updater) alone.
-	pc.CallOptions = &iamapi.IamPolicyCallOptions{}
+	// would run the interceptor's whole schedule again. DisableGAXRetries
+	// leaves the retrying to the interceptor (and the updater) alone.
+	if err := interceptor.DisableGAXRetries(pc.CallOptions); err != nil {
+		return nil, nil, err
+	}
 	if !withAdmin {
 		return pc, nil, nil
 	}
@@ -339,7 +341,9 @@ func (d *demo) clients(ctx context.Context, who string, seed uint64, withAdmin b
 		return nil, nil, err
 	}
 	d.closers = append(d.closers, ac.Close)
-	ac.CallOptions = &admin.IamCallOptions{} // retry at one layer, as above
+	if err := interceptor.DisableGAXRetries(ac.CallOptions); err != nil { // retry at one layer, as above
+		return nil, nil, err
+	}
 	return pc, ac, nil
 }
 
