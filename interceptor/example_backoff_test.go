@@ -1,7 +1,11 @@
 package interceptor_test
 
 import (
+	"context"
 	"fmt"
+	"time"
+
+	grpccodes "google.golang.org/grpc/codes"
 
 	"github.com/iamretry/iamretry/interceptor"
 )
@@ -22,4 +26,56 @@ func ExampleBackoff_Delay() {
 	// retry 4: wait 16s to 16.999s
 	// retry 5: wait 32s to 32s
 	// retry 6: wait 32s to 32s
+}
+
+// WithBackoff replaces the schedule: here a first wait of 100 ms, tripling,
+// capped at 1 s, with full jitter (a wait drawn from (0, base]).
+func ExampleWithBackoff() {
+	r, err := interceptor.New(
+		interceptor.WithBackoff(interceptor.Backoff{
+			Initial: 100 * time.Millisecond, Multiplier: 3, Max: time.Second, Jitter: interceptor.FullJitter,
+		}),
+		interceptor.WithClock(&exampleClock{}),
+		interceptor.WithRandom(func() float64 { return 0.5 }),
+		interceptor.WithObserver(func(a interceptor.Attempt) { fmt.Println("wait", a.Wait) }),
+	)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	calls := 0
+	_ = r.UnaryClientInterceptor()(context.Background(), "/google.iam.v1.IAMPolicy/GetIamPolicy", nil, nil, nil,
+		failFirst(&calls, grpccodes.Unavailable, grpccodes.Unavailable, grpccodes.Unavailable, grpccodes.Unavailable))
+	// Output:
+	// wait 50ms
+	// wait 150ms
+	// wait 450ms
+	// wait 500ms
+}
+
+// WithMaxBackoff sets maximum_backoff, the cap of every wait: the guidance
+// says 32 or 64 seconds; 64 suits a CI/CD pipeline that is not in a hurry
+// (with a longer deadline, here 300 s).
+func ExampleWithMaxBackoff() {
+	r, err := interceptor.New(
+		interceptor.WithMaxBackoff(64*time.Second),
+		interceptor.WithDeadline(300*time.Second),
+		interceptor.WithClock(&exampleClock{}),
+		interceptor.WithRandom(func() float64 { return 0 }),
+		interceptor.WithObserver(func(a interceptor.Attempt) { fmt.Print(a.Wait, " ") }),
+	)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	calls := 0
+	down := make([]grpccodes.Code, 8)
+	for i := range down {
+		down[i] = grpccodes.Unavailable
+	}
+	_ = r.UnaryClientInterceptor()(context.Background(), "/google.iam.v1.IAMPolicy/GetIamPolicy", nil, nil, nil,
+		failFirst(&calls, down...))
+	fmt.Println()
+	// Output:
+	// 1s 2s 4s 8s 16s 32s 1m4s 1m4s
 }

@@ -5,11 +5,12 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/iamretry/iamretry/iamtest"
-	"github.com/iamretry/iamretry/interceptor"
 	"google.golang.org/grpc"
 	grpccodes "google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/iamretry/iamretry/iamtest"
+	"github.com/iamretry/iamretry/interceptor"
 )
 
 // The interceptor in front of a server that fails twice. In a program, add
@@ -17,7 +18,8 @@ import (
 //
 //	option.WithGRPCDialOption(grpc.WithChainUnaryInterceptor(r.UnaryClientInterceptor()))
 //
-// Here a virtual clock and a fixed random fraction make the waits exact.
+// Here a clock whose Sleep returns at once (exampleClock, in
+// example_clock_test.go) and a fixed random fraction make the waits exact.
 func ExampleRetrier_UnaryClientInterceptor() {
 	r, err := interceptor.New(
 		interceptor.WithDeadline(2*time.Minute),

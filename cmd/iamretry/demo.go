@@ -24,9 +24,9 @@ import (
 	"google.golang.org/grpc/status"
 
 	iamcodes "github.com/iamretry/iamretry/codes"
+	"github.com/iamretry/iamretry/iamtest"
 	"github.com/iamretry/iamretry/interceptor"
 	"github.com/iamretry/iamretry/interceptor/policy"
-	"github.com/iamretry/iamretry/internal/fakeiam"
 )
 
 const demoLong = `
@@ -88,10 +88,11 @@ type demo struct {
 	tl    *timeline
 	clk   storyClock
 	start time.Time
-	fake  *fakeiam.Server
+	fake  *iamtest.Server
 
 	mu       sync.Mutex
 	step     int
+	peeks    int                   // calls the demo made to inspect the fake in the current step
 	attempts []interceptor.Attempt // what observers saw in the current step
 
 	// the main clients (thread 0)
@@ -141,7 +142,9 @@ func runDemo(ctx context.Context, cio *cmdIO, f *demoFlags) (err error) {
 		d.clk = newSimClock(time.Now())
 	}
 	d.start = d.clk.Now()
-	d.fake = fakeiam.New(fakeiam.WithClock(d.clk.Now), fakeiam.WithSeed(int64(f.seed)))
+	if d.fake, err = iamtest.New(iamtest.WithClock(d.clk), iamtest.WithSeed(int64(f.seed))); err != nil {
+		return err
+	}
 	defer d.fake.Close()
 	defer func() {
 		for i := len(d.closers) - 1; i >= 0; i-- {
@@ -150,9 +153,6 @@ func runDemo(ctx context.Context, cio *cmdIO, f *demoFlags) (err error) {
 			}
 		}
 	}()
-	if err := d.fake.StartBufconn(); err != nil {
-		return err
-	}
 	if d.policy, d.admin, err = d.clients(ctx, "", f.seed, true); err != nil {
 		return err
 	}
@@ -191,6 +191,7 @@ func runDemo(ctx context.Context, cio *cmdIO, f *demoFlags) (err error) {
 func (d *demo) runStep(ctx context.Context, n int, st demoStep) stepResult {
 	d.mu.Lock()
 	d.step = n
+	d.peeks = 0
 	d.attempts = nil
 	d.mu.Unlock()
 	d.fake.ResetFaults()
@@ -207,10 +208,34 @@ func (d *demo) runStep(ctx context.Context, n int, st demoStep) stepResult {
 	for _, c := range s.checks {
 		ok = ok && c.OK
 	}
-	r := stepResult{Type: "result", Step: n, Story: st.story, Calls: d.fake.CountCalls(fakeiam.AnyMethod),
+	r := stepResult{Type: "result", Step: n, Story: st.story, Calls: d.fake.CountCalls(iamtest.AnyMethod) - d.peekCount(),
 		TookMS: took.Milliseconds(), took: took, Outcome: s.outcome, OK: ok, Checks: s.checks}
 	d.tl.result(r)
 	return r
+}
+
+// peekPolicy reads resource's policy from the fake for a step's checks,
+// through the fake's own connection (no interceptor, no round trip on the
+// story's clock), with the admin API for a service account. The read is not
+// counted among the step's calls.
+func (d *demo) peekPolicy(ctx context.Context, resource string, viaAdmin bool) *iampb.Policy {
+	d.mu.Lock()
+	d.peeks++
+	d.mu.Unlock()
+	req := &iampb.GetIamPolicyRequest{Resource: resource}
+	var p *iampb.Policy
+	if viaAdmin {
+		p, _ = adminpb.NewIAMClient(d.fake.Conn()).GetIamPolicy(ctx, req)
+	} else {
+		p, _ = iampb.NewIAMPolicyClient(d.fake.Conn()).GetIamPolicy(ctx, req)
+	}
+	return p // nil on an error: the checks then fail
+}
+
+func (d *demo) peekCount() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.peeks
 }
 
 // since is the time since the demo started, on its clock.
@@ -303,9 +328,11 @@ func (d *demo) clients(ctx context.Context, who string, seed uint64, withAdmin b
 	d.closers = append(d.closers, pc.Close)
 	// Retry at one layer: GAPIC clients retry some methods themselves
 	// through gax, on real timers; over the interceptor every gax attempt
-	// would run the interceptor's whole schedule again. Empty CallOptions
-	// leave the retrying to the interceptor (and the updater) alone.
-	pc.CallOptions = &iamapi.IamPolicyCallOptions{}
+	// would run the interceptor's whole schedule again. DisableGAXRetries
+	// leaves the retrying to the interceptor (and the updater) alone.
+	if err := interceptor.DisableGAXRetries(pc.CallOptions); err != nil {
+		return nil, nil, err
+	}
 	if !withAdmin {
 		return pc, nil, nil
 	}
@@ -314,7 +341,9 @@ func (d *demo) clients(ctx context.Context, who string, seed uint64, withAdmin b
 		return nil, nil, err
 	}
 	d.closers = append(d.closers, ac.Close)
-	ac.CallOptions = &admin.IamCallOptions{} // retry at one layer, as above
+	if err := interceptor.DisableGAXRetries(ac.CallOptions); err != nil { // retry at one layer, as above
+		return nil, nil, err
+	}
 	return pc, ac, nil
 }
 
@@ -420,9 +449,9 @@ var demoPolicyResource = "projects/demo-project/topics/orders"
 
 // step 1.
 func stepTransient(ctx context.Context, d *demo, s *stepState) error {
-	d.fake.FailNext(fakeiam.MethodGetIamPolicy, 1, codes.Unavailable)
-	d.fake.FailNext(fakeiam.MethodGetIamPolicy, 1, codes.Internal)
-	d.fake.FailNext(fakeiam.MethodGetIamPolicy, 1, codes.DeadlineExceeded)
+	d.fake.FailNext(iamtest.MethodGetIamPolicy, 1, codes.Unavailable)
+	d.fake.FailNext(iamtest.MethodGetIamPolicy, 1, codes.Internal)
+	d.fake.FailNext(iamtest.MethodGetIamPolicy, 1, codes.DeadlineExceeded)
 	_, err := d.policy.GetIamPolicy(ctx, &iampb.GetIamPolicyRequest{Resource: demoPolicyResource})
 	calls := d.fake.Calls()
 	s.outcome = "OK after 3 retries"
@@ -470,7 +499,7 @@ func stepPropagation(ctx context.Context, d *demo, s *stepState) error {
 		gax.WithGRPCOptions(interceptor.RetryNotFound()))
 	notFound := 0
 	for _, c := range d.fake.Calls() {
-		if c.Method == fakeiam.MethodGetServiceAccount && c.Code == codes.NotFound {
+		if c.Method == iamtest.MethodGetServiceAccount && c.Code == codes.NotFound {
 			notFound++
 		}
 	}
@@ -480,7 +509,7 @@ func stepPropagation(ctx context.Context, d *demo, s *stepState) error {
 	}
 	s.expect(err == nil && got.GetEmail() == sa.Email, "GetServiceAccount found the new account%s", errSuffix(err))
 	s.expect(notFound == 2, "it answered NOT_FOUND twice first, and both were retried (NOT_FOUND answers: %d)", notFound)
-	s.expect(d.fake.CountCalls(fakeiam.MethodGetServiceAccount) == 3, "3 GetServiceAccount calls in all (saw %d)", d.fake.CountCalls(fakeiam.MethodGetServiceAccount))
+	s.expect(d.fake.CountCalls(iamtest.MethodGetServiceAccount) == 3, "3 GetServiceAccount calls in all (saw %d)", d.fake.CountCalls(iamtest.MethodGetServiceAccount))
 	expectSchedule(s, d.stepAttempts(), 2)
 	return nil
 }
@@ -490,7 +519,7 @@ func stepUnsafe(ctx context.Context, d *demo, s *stepState) error {
 	if d.account == nil {
 		return errors.New("no service account: step 2 failed")
 	}
-	d.fake.FailNext(fakeiam.MethodCreateServiceAccountKey, 1, codes.Unavailable)
+	d.fake.FailNext(iamtest.MethodCreateServiceAccountKey, 1, codes.Unavailable)
 	_, err := d.admin.CreateServiceAccountKey(ctx, &adminpb.CreateServiceAccountKeyRequest{Name: d.account.Name})
 	s.outcome = codeName(status.Code(err)) + ", not retried"
 	var reason interceptor.Reason = 255
@@ -500,9 +529,8 @@ func stepUnsafe(ctx context.Context, d *demo, s *stepState) error {
 	d.tl.note(s.n, "why: each call mints a new private key. Had the first one committed and only its answer been lost,")
 	d.tl.note(s.n, "a retry would leave a live key that nobody holds. The caller decides: list the keys, create again if none was made.")
 	s.expect(status.Code(err) == codes.Unavailable, "the caller got the server's error: %s", codeName(status.Code(err)))
-	s.expect(d.fake.CountCalls(fakeiam.MethodCreateServiceAccountKey) == 1, "exactly 1 CreateServiceAccountKey call reached the fake (saw %d)", d.fake.CountCalls(fakeiam.MethodCreateServiceAccountKey))
+	s.expect(d.fake.CountCalls(iamtest.MethodCreateServiceAccountKey) == 1, "exactly 1 CreateServiceAccountKey call reached the fake, failing before it acted: no key minted (saw %d calls)", d.fake.CountCalls(iamtest.MethodCreateServiceAccountKey))
 	s.expect(reason == interceptor.Unsafe, "the interceptor said why: %q", reason.String())
-	s.expect(len(d.fake.ServiceAccountKeys(d.account.Name)) == 0, "no key was minted")
 	return nil
 }
 
@@ -510,7 +538,11 @@ func stepUnsafe(ctx context.Context, d *demo, s *stepState) error {
 func stepContention(ctx context.Context, d *demo, s *stepState) error {
 	const writers = 5
 	owner := "user:owner@example.com"
-	d.fake.SeedPolicy(demoPolicyResource, &iampb.Policy{Bindings: []*iampb.Binding{{Role: "roles/owner", Members: []string{owner}}}})
+	if _, err := iampb.NewIAMPolicyClient(d.fake.Conn()).SetIamPolicy(ctx, &iampb.SetIamPolicyRequest{Resource: demoPolicyResource,
+		Policy: &iampb.Policy{Bindings: []*iampb.Binding{{Role: "roles/owner", Members: []string{owner}}}}}); err != nil {
+		return err
+	}
+	d.fake.ResetCalls() // the policy was there before the step
 	// Five separate Updaters on five clients: one Updater would coalesce
 	// the five changes into one read-modify-write, and there would be no
 	// race to show.
@@ -541,7 +573,7 @@ func stepContention(ctx context.Context, d *demo, s *stepState) error {
 	}
 	var aborted, landed int
 	for _, c := range d.fake.Calls() {
-		if c.Method != fakeiam.MethodSetIamPolicy {
+		if c.Method != iamtest.MethodSetIamPolicy {
 			continue
 		}
 		switch c.Code {
@@ -551,7 +583,22 @@ func stepContention(ctx context.Context, d *demo, s *stepState) error {
 			landed++
 		}
 	}
-	final := d.fake.Policy(demoPolicyResource)
+	// One owner per call: the Updaters own their retries, and the
+	// interceptors beneath them pass the Updaters' calls through. So the
+	// server saw the attempts of one schedule: each of the Updaters'
+	// read-modify-writes is one GetIamPolicy and one SetIamPolicy, and the
+	// interceptors made no attempts of their own.
+	attempts, own := writers-failed, 0 // each writer that succeeded made one last, successful attempt
+	for _, a := range d.stepAttempts() {
+		if a.Method == policy.UpdateMethod {
+			attempts++ // a failed attempt (rerun or not)
+		} else {
+			own++
+		}
+	}
+	reads, writes := d.fake.CountCalls(iamtest.MethodGetIamPolicy), d.fake.CountCalls(iamtest.MethodSetIamPolicy)
+	d.tl.note(s.n, fmt.Sprintf("the server saw %d reads and %d writes: the Updaters' %d attempts, one schedule", reads, writes, attempts))
+	final := d.peekPolicy(ctx, demoPolicyResource, false)
 	viewers, owners := membersOf(final, "roles/viewer"), membersOf(final, "roles/owner")
 	all := true
 	for i := 1; i <= writers; i++ {
@@ -561,6 +608,8 @@ func stepContention(ctx context.Context, d *demo, s *stepState) error {
 	s.expect(failed == 0, "every writer's Update succeeded (%d failed)", failed)
 	s.expect(aborted > 0, "writers really conflicted: %d SetIamPolicy calls were ABORTED and their read-modify-writes rerun", aborted)
 	s.expect(landed == writers, "exactly %d writes landed, one per writer (saw %d)", writers, landed)
+	s.expect(reads == attempts && writes == attempts && own == 0,
+		"one schedule: %d reads, %d writes, %d Updater attempts; the interceptors passed them through (%d own)", reads, writes, attempts, own)
 	s.expect(all && len(viewers) == writers, "the policy holds all %d viewers, each once", writers)
 	s.expect(owners[owner] == 1, "the binding that was there before (roles/owner) is still there: no blind overwrite")
 	return nil
@@ -594,23 +643,23 @@ func stepLostAnswer(ctx context.Context, d *demo, s *stepState) error {
 	}
 	member := "user:alice@example.com"
 	const role = "roles/iam.serviceAccountUser"
-	d.fake.LoseNextAnswers(fakeiam.MethodAdminSetIamPolicy, 1)
+	d.fake.LoseNextAnswers(iamtest.MethodAdminSetIamPolicy, 1)
 	d.tl.note(s.n, "granting "+member+" "+role+" on "+d.account.Email+"; the fake will commit the write and then answer UNAVAILABLE")
 	_, err = u.Update(ctx, d.account.Name, policy.AddBinding(role, member))
 	var lost, okWrites, writes int
 	for _, c := range d.fake.Calls() {
-		if c.Method != fakeiam.MethodAdminSetIamPolicy {
+		if c.Method != iamtest.MethodAdminSetIamPolicy {
 			continue
 		}
 		writes++
 		switch {
-		case c.Code == codes.Unavailable && c.Injected:
+		case c.Code == codes.Unavailable: // only the lost answer fails here
 			lost++
 		case c.Code == codes.OK:
 			okWrites++
 		}
 	}
-	got := membersOf(d.fake.Policy(d.account.Name), role)[member]
+	got := membersOf(d.peekPolicy(ctx, d.account.Name, true), role)[member]
 	s.outcome = fmt.Sprintf("granted once in %d writes", writes)
 	if err != nil {
 		s.outcome = codeName(status.Code(err))
@@ -624,9 +673,9 @@ func stepLostAnswer(ctx context.Context, d *demo, s *stepState) error {
 
 // step 6.
 func stepOutage(ctx context.Context, d *demo, s *stepState) error {
-	now := d.clk.Now()
-	d.fake.SetOutage(now, now.Add(10*time.Minute), codes.Unavailable)
-	d.tl.note(s.n, "the fake is down for 10 minutes; the retry deadline is "+fmtDur(interceptor.DefaultDeadline)+" from the first failure")
+	d.fake.SetOutage(iamtest.AnyMethod, codes.Unavailable)
+	defer d.fake.ClearOutage(iamtest.AnyMethod)
+	d.tl.note(s.n, "the fake is down for longer than the deadline; the retry deadline is "+fmtDur(interceptor.DefaultDeadline)+" from the first failure")
 	start := d.clk.Now()
 	_, err := d.policy.GetIamPolicy(ctx, &iampb.GetIamPolicyRequest{Resource: demoPolicyResource})
 	took := d.clk.Now().Sub(start)
@@ -638,7 +687,7 @@ func stepOutage(ctx context.Context, d *demo, s *stepState) error {
 	want := documentedSchedule().MaxAttempts
 	s.outcome = fmt.Sprintf("%s after %d attempts", codeName(status.Code(err)), len(as))
 	s.expect(status.Code(err) == codes.Unavailable, "the caller got the server's last error, %s (not a deadline error of its own)", codeName(status.Code(err)))
-	s.expect(d.fake.CountCalls(fakeiam.MethodGetIamPolicy) == want, "%d attempts, as the schedule allows within the deadline (saw %d)", want, d.fake.CountCalls(fakeiam.MethodGetIamPolicy))
+	s.expect(d.fake.CountCalls(iamtest.MethodGetIamPolicy) == want, "%d attempts, as the schedule allows within the deadline (saw %d)", want, d.fake.CountCalls(iamtest.MethodGetIamPolicy))
 	expectSchedule(s, as, want-1)
 	s.expect(last.Reason == interceptor.DeadlineReached, "it stopped because the next wait would end past the deadline (%q)", last.Reason.String())
 	s.expect(last.Elapsed < interceptor.DefaultDeadline && took < interceptor.DefaultDeadline,

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/iamretry/iamretry/interceptor/policy"
 )
 
 // summaryOf returns the demo's summary: everything from the "Summary" line.
@@ -124,5 +126,71 @@ func TestDocumentedSchedule(t *testing.T) {
 	}
 	if !s.Rows[5].Truncated {
 		t.Error("the 32 s row is not marked truncated")
+	}
+}
+
+// TestDemoContentionIsOneSchedule checks step 4 from the demo's JSON output:
+// the server saw the attempts of one schedule, the Updaters'. Each attempt
+// of an Updater is one GetIamPolicy and one SetIamPolicy; the interceptors
+// beneath pass the Updaters' calls through, so no failed call of theirs
+// shows up as an attempt of its own.
+func TestDemoContentionIsOneSchedule(t *testing.T) {
+	r := runCmd(t, "demo", "--json")
+	if r.code != exitOK {
+		t.Fatalf("demo --json exited %d: %s", r.code, r.stderr)
+	}
+	const step = 4
+	var res stepResult
+	var failedUpdates, okReads, okWrites, otherFailures int
+	writers := map[string]bool{}
+	for _, l := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		var head struct {
+			Type string `json:"type"`
+			Step int    `json:"step"`
+		}
+		if err := json.Unmarshal([]byte(l), &head); err != nil {
+			t.Fatalf("not JSON: %v\n%s", err, l)
+		}
+		if head.Step != step {
+			continue
+		}
+		switch head.Type {
+		case "result":
+			if err := json.Unmarshal([]byte(l), &res); err != nil {
+				t.Fatal(err)
+			}
+		case "attempt":
+			var a attemptRow
+			if err := json.Unmarshal([]byte(l), &a); err != nil {
+				t.Fatal(err)
+			}
+			writers[a.Who] = true
+			switch {
+			case a.Method == policy.UpdateMethod:
+				failedUpdates++
+			case a.Code == "OK" && strings.HasSuffix(a.Method, "/GetIamPolicy"):
+				okReads++
+			case a.Code == "OK" && strings.HasSuffix(a.Method, "/SetIamPolicy"):
+				okWrites++
+			default:
+				otherFailures++
+			}
+		}
+	}
+	if !res.OK {
+		t.Fatalf("step %d failed: %+v", step, res)
+	}
+	attempts := failedUpdates + len(writers) // every writer ended with one successful attempt
+	if len(writers) != 5 || okWrites != 5 {
+		t.Errorf("%d writers, %d successful writes; want 5 and 5", len(writers), okWrites)
+	}
+	if otherFailures != 0 {
+		t.Errorf("%d failed attempts reported by an interceptor: it retried or judged a call the Updater owns", otherFailures)
+	}
+	if okReads != attempts {
+		t.Errorf("%d successful reads, want one per Updater attempt (%d)", okReads, attempts)
+	}
+	if res.Calls != 2*attempts {
+		t.Errorf("the server saw %d calls, want a read and a write per Updater attempt: 2 x %d", res.Calls, attempts)
 	}
 }

@@ -12,7 +12,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
-	"github.com/iamretry/iamretry/internal/fakeiam"
+	"github.com/iamretry/iamretry/iamtest"
 )
 
 const fakeServerLong = `
@@ -102,24 +102,27 @@ func (f *fakeServerFlags) validate() error {
 // startFakeServer builds the fake with the flags' faults and starts serving
 // it on a TCP listener. The fake-server command and the tests start it the
 // same way. done receives Serve's result once the server stops.
-func startFakeServer(f *fakeServerFlags) (srv *fakeiam.Server, addr string, done <-chan error, err error) {
+func startFakeServer(f *fakeServerFlags) (srv *iamtest.Server, addr string, done <-chan error, err error) {
 	lis, err := net.Listen("tcp", f.listen)
 	if err != nil {
 		return nil, "", nil, err
 	}
-	opts := []fakeiam.Option{fakeiam.WithSeed(f.seed)}
-	if f.propagation > 0 {
-		opts = append(opts, fakeiam.WithPropagationDelay(f.propagation))
+	srv, err = iamtest.New(iamtest.WithSeed(f.seed))
+	if err != nil {
+		_ = lis.Close()
+		return nil, "", nil, err
 	}
-	srv = fakeiam.New(opts...)
+	if f.propagation > 0 {
+		srv.SetPropagationDelay(f.propagation)
+	}
 	if f.failRate > 0 {
-		srv.SetFailureRate(fakeiam.AnyMethod, f.failRate, f.failCodes...)
+		srv.SetFailureRate(iamtest.AnyMethod, f.failRate, f.failCodes...)
 	}
 	if f.lostRate > 0 {
-		srv.SetLostAnswerRate(fakeiam.AnyMethod, f.lostRate)
+		srv.SetLostAnswerRate(iamtest.AnyMethod, f.lostRate)
 	}
 	if f.latency > 0 {
-		srv.SetLatency(fakeiam.AnyMethod, f.latency)
+		srv.SetLatency(iamtest.AnyMethod, f.latency)
 	}
 	ch := make(chan error, 1)
 	go func() { ch <- srv.Serve(lis) }()
@@ -152,10 +155,10 @@ func runFakeServer(ctx context.Context, cio *cmdIO, f *fakeServerFlags) error {
 	select {
 	case <-ctx.Done():
 		srv.Close()
-		if err := <-done; err != nil && !errors.Is(err, fakeiam.ErrClosed) {
+		if err := <-done; err != nil {
 			return err
 		}
-		fmt.Fprintf(w, "fake IAM server stopped (%d calls served)\n", srv.CountCalls(fakeiam.AnyMethod))
+		fmt.Fprintf(w, "fake IAM server stopped (%d calls served)\n", srv.CountCalls(iamtest.AnyMethod))
 		return nil
 	case err := <-done:
 		if err == nil {

@@ -20,6 +20,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
@@ -81,6 +83,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	name, rest := args[0], args[1:]
 	switch name {
+	case "--version", "-version", "version":
+		fmt.Fprintln(stdout, versionLine())
+		return exitOK
 	case "help", "-h", "-help", "--help":
 		if name == "help" && len(rest) > 0 {
 			c := findCommand(rest[0])
@@ -177,6 +182,7 @@ Commands:
 		fmt.Fprintf(&b, "  %-12s %s\n", c.name, c.summary)
 	}
 	b.WriteString(`  help         this text; "iamretry help COMMAND" for one command
+  --version    the version of this binary
 
 Run "iamretry COMMAND -h" for a command's flags.
 Exit codes: 0 success, 1 failure, 2 usage error.
@@ -190,8 +196,36 @@ func writeCommandHelp(w io.Writer, fs *flag.FlagSet, usage, long string) {
 	fs.VisitAll(func(*flag.Flag) { n++ })
 	if n > 0 {
 		fmt.Fprintln(w, "\nFlags:")
-		fs.SetOutput(w)
-		fs.PrintDefaults()
-		fs.SetOutput(io.Discard)
+		writeFlags(w, fs)
 	}
+}
+
+// writeFlags lists fs's flags the way the usage lines write them, with two
+// dashes ("--seed N"), each followed by what it does and its default.
+func writeFlags(w io.Writer, fs *flag.FlagSet) {
+	fs.VisitAll(func(f *flag.Flag) {
+		arg, usage := flag.UnquoteUsage(f)
+		line := "  --" + f.Name
+		if arg != "" {
+			line += " " + strings.ToUpper(arg)
+		}
+		fmt.Fprintf(w, "%s\n      %s", line, usage)
+		if def := f.DefValue; def != "" && def != "false" && def != "0" && def != "0s" {
+			fmt.Fprintf(w, " (default %s)", def)
+		}
+		fmt.Fprintln(w)
+	})
+}
+
+// versionLine is what --version prints: the module version the binary was
+// built from ("(devel)" for a build from a clone) and the Go release.
+func versionLine() string {
+	v, goVersion := "(devel)", runtime.Version()
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if bi.Main.Version != "" {
+			v = bi.Main.Version
+		}
+		goVersion = bi.GoVersion
+	}
+	return "iamretry " + v + " (" + goVersion + ")"
 }

@@ -10,17 +10,14 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
-	admin "cloud.google.com/go/iam/admin/apiv1"
-	iamapi "cloud.google.com/go/iam/apiv1"
 	"cloud.google.com/go/iam/apiv1/iampb"
-	resourcemanager "cloud.google.com/go/resourcemanager/apiv3"
-	"google.golang.org/api/option"
 	expr "google.golang.org/genproto/googleapis/type/expr"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
 	iamcodes "github.com/iamretry/iamretry/codes"
@@ -40,10 +37,14 @@ Subcommands:
   add-binding      grant --role to --member (optionally under a condition)
   remove-binding   revoke --role from --member (optionally the conditional grant)
 
-The resource picks the API:
+The resource picks the API that owns its policy:
   projects/P/serviceAccounts/EMAIL         IAM admin API (service accounts)
   projects/P, folders/F, organizations/O   Resource Manager v3
-  anything else                            google.iam.v1.IAMPolicy
+  //SERVICE/NAME, a full resource name     that service, e.g.
+      //pubsub.googleapis.com/projects/P/topics/T (topics, subscriptions, ...)
+      //secretmanager.googleapis.com/projects/P/secrets/S
+      //cloudkms.googleapis.com/projects/P/locations/L/keyRings/R
+      //run.googleapis.com/projects/P/locations/L/services/S
 
 By default it calls the real API with Application Default Credentials
 (gcloud auth application-default login). --endpoint HOST:PORT --insecure
@@ -111,13 +112,17 @@ type policyFlags struct {
 	condTitle, condExpr, condDesc   string
 	endpoint                        string
 	insecure, dryRun, retryNotFound bool
+	json                            bool
 	deadline, timeout               time.Duration
+
+	route route  // where the policy lives (from --resource)
+	name  string // the relative name sent to it
 }
 
 func runPolicySubcommand(ctx context.Context, cio *cmdIO, sub *policySub, args []string) int {
 	fs := flag.NewFlagSet("iamretry policy "+sub.name, flag.ContinueOnError)
 	f := &policyFlags{}
-	fs.StringVar(&f.resource, "resource", "", "the resource whose policy to use, e.g. projects/my-project (required)")
+	fs.StringVar(&f.resource, "resource", "", "the resource whose policy to use: projects/P, folders/F, organizations/O, projects/P/serviceAccounts/EMAIL, or a full name such as //pubsub.googleapis.com/projects/P/topics/T (required)")
 	if sub.change {
 		fs.StringVar(&f.role, "role", "", "the role, e.g. roles/viewer (required)")
 		fs.StringVar(&f.member, "member", "", "the principal, e.g. user:alice@example.com, serviceAccount:EMAIL, group:EMAIL, domain:example.com (required)")
@@ -125,6 +130,8 @@ func runPolicySubcommand(ctx context.Context, cio *cmdIO, sub *policySub, args [
 		fs.StringVar(&f.condExpr, "condition-expression", "", `CEL expression of the binding's condition, e.g. 'request.time < timestamp("2030-01-01T00:00:00Z")'`)
 		fs.StringVar(&f.condDesc, "condition-description", "", "description of the binding's condition (optional)")
 		fs.BoolVar(&f.dryRun, "dry-run", false, "read the policy, apply the change locally and print the difference; write nothing")
+	} else {
+		fs.BoolVar(&f.json, "json", false, "print the policy as JSON (the API's own form) instead of text")
 	}
 	fs.StringVar(&f.endpoint, "endpoint", "", "HOST:PORT of the API to call instead of Google's (e.g. an iamretry fake-server)")
 	fs.BoolVar(&f.insecure, "insecure", false, "with --endpoint: no TLS and no credentials (for a local fake)")
@@ -143,9 +150,11 @@ func runPolicySubcommand(ctx context.Context, cio *cmdIO, sub *policySub, args [
 }
 
 func (f *policyFlags) validate(sub *policySub) error {
-	if err := checkResource(f.resource); err != nil {
+	rt, name, err := resolve(f.resource)
+	if err != nil {
 		return err
 	}
+	f.route, f.name = rt, name
 	if sub.change {
 		if err := checkRole(f.role); err != nil {
 			return err
@@ -190,91 +199,18 @@ func (f *policyFlags) mutation(sub *policySub) policy.Mutation {
 	return policy.RemoveConditionalBinding(f.role, f.member, f.condition())
 }
 
-// apiFor names the API that serves resource's policy.
-func apiFor(resource string) string {
-	parts := strings.Split(resource, "/")
-	switch {
-	case len(parts) == 4 && parts[0] == "projects" && parts[2] == "serviceAccounts":
-		return "admin"
-	case len(parts) == 2 && parts[0] == "projects":
-		return "projects"
-	case len(parts) == 2 && parts[0] == "folders":
-		return "folders"
-	case len(parts) == 2 && parts[0] == "organizations":
-		return "organizations"
-	}
-	return "iampolicy"
-}
-
-// policyClient builds the client for resource, with the interceptor as a
-// dial option and the client's own (gax) retries off.
-func policyClient(ctx context.Context, resource string, f *policyFlags, opts ...interceptor.Option) (policy.Client, func() error, error) {
+// policyClient connects to the service that holds the policy of the
+// resource (see routes), with the interceptor as a dial option.
+func policyClient(ctx context.Context, f *policyFlags, opts ...interceptor.Option) (policy.Client, func() error, error) {
 	r, err := interceptor.New(opts...)
 	if err != nil {
 		return nil, nil, err
 	}
-	copts := []option.ClientOption{
-		option.WithGRPCDialOption(grpc.WithChainUnaryInterceptor(r.UnaryClientInterceptor())),
-	}
-	if f.endpoint != "" {
-		copts = append(copts, option.WithEndpoint(f.endpoint))
-	}
-	if f.insecure {
-		copts = append(copts,
-			option.WithoutAuthentication(),
-			option.WithGRPCDialOption(grpc.WithTransportCredentials(insecure.NewCredentials())))
-	}
-	// Retry at one layer: gax's own retries are turned off in each client's
-	// CallOptions (their timeouts stay; the command's --timeout context
-	// deadline overrides them) so that gax does not retry over the
-	// interceptor, multiplying attempts; the interceptor and the updater
-	// retry alone.
-	switch apiFor(resource) {
-	case "admin":
-		c, err := admin.NewIamClient(ctx, copts...)
-		if err != nil {
-			return nil, nil, err
-		}
-		if err := interceptor.DisableGAXRetries(c.CallOptions); err != nil {
-			return nil, nil, err
-		}
-		return policy.FromAdmin(c), c.Close, nil
-	case "projects":
-		c, err := resourcemanager.NewProjectsClient(ctx, copts...)
-		if err != nil {
-			return nil, nil, err
-		}
-		if err := interceptor.DisableGAXRetries(c.CallOptions); err != nil {
-			return nil, nil, err
-		}
-		return c, c.Close, nil
-	case "folders":
-		c, err := resourcemanager.NewFoldersClient(ctx, copts...)
-		if err != nil {
-			return nil, nil, err
-		}
-		if err := interceptor.DisableGAXRetries(c.CallOptions); err != nil {
-			return nil, nil, err
-		}
-		return c, c.Close, nil
-	case "organizations":
-		c, err := resourcemanager.NewOrganizationsClient(ctx, copts...)
-		if err != nil {
-			return nil, nil, err
-		}
-		if err := interceptor.DisableGAXRetries(c.CallOptions); err != nil {
-			return nil, nil, err
-		}
-		return c, c.Close, nil
-	}
-	c, err := iamapi.NewIamPolicyClient(ctx, copts...)
+	conn, err := f.route.dial(ctx, f, r.UnaryClientInterceptor())
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := interceptor.DisableGAXRetries(c.CallOptions); err != nil {
-		return nil, nil, err
-	}
-	return c, c.Close, nil
+	return serviceClient{conn: conn, service: f.route.grpcService}, conn.Close, nil
 }
 
 // policyTestClock, when set (by tests only), is the clock of the policy
@@ -307,7 +243,7 @@ func runPolicy(ctx context.Context, cio *cmdIO, sub *policySub, f *policyFlags) 
 	if policyTestClock != nil {
 		opts = append(opts, interceptor.WithClock(policyTestClock))
 	}
-	client, closeClient, err := policyClient(ctx, f.resource, f, opts...)
+	client, closeClient, err := policyClient(ctx, f, opts...)
 	if err != nil {
 		return err
 	}
@@ -318,20 +254,36 @@ func runPolicy(ctx context.Context, cio *cmdIO, sub *policySub, f *policyFlags) 
 	}()
 
 	if !sub.change {
-		p, err := client.GetIamPolicy(ctx, &iampb.GetIamPolicyRequest{Resource: f.resource,
+		p, err := client.GetIamPolicy(ctx, &iampb.GetIamPolicyRequest{Resource: f.name,
 			Options: &iampb.GetPolicyOptions{RequestedPolicyVersion: 3}})
 		if err != nil {
-			return fmt.Errorf("reading the policy of %s: %w", f.resource, err)
+			return f.explain(fmt.Errorf("reading the policy of %s: %w", f.resource, err))
+		}
+		if f.json {
+			b, err := protojson.MarshalOptions{Multiline: true}.Marshal(p)
+			if err != nil {
+				return err
+			}
+			_, err = fmt.Fprintf(cio.stdout, "%s\n", b)
+			return err
 		}
 		return writePolicy(cio.stdout, f.resource, p)
 	}
 
-	m := f.mutation(sub)
+	var changed atomic.Bool // did any run of the mutation change the policy?
+	mut := f.mutation(sub)
+	m := func(p *iampb.Policy) (bool, error) {
+		c, err := mut(p)
+		if c {
+			changed.Store(true)
+		}
+		return c, err
+	}
 	if f.dryRun {
-		before, err := client.GetIamPolicy(ctx, &iampb.GetIamPolicyRequest{Resource: f.resource,
+		before, err := client.GetIamPolicy(ctx, &iampb.GetIamPolicyRequest{Resource: f.name,
 			Options: &iampb.GetPolicyOptions{RequestedPolicyVersion: 3}})
 		if err != nil {
-			return fmt.Errorf("reading the policy of %s: %w", f.resource, err)
+			return f.explain(fmt.Errorf("reading the policy of %s: %w", f.resource, err))
 		}
 		after := proto.Clone(before).(*iampb.Policy)
 		changed, err := m(after)
@@ -351,12 +303,28 @@ func runPolicy(ctx context.Context, cio *cmdIO, sub *policySub, f *policyFlags) 
 	if err != nil {
 		return err
 	}
-	p, err := u.Update(ctx, f.resource, m)
+	p, err := u.Update(ctx, f.name, m)
 	if err != nil {
-		return err
+		return f.explain(err)
 	}
-	fmt.Fprintf(cio.stdout, "%s: done\n", f.describeChange(sub))
+	switch {
+	case changed.Load():
+		fmt.Fprintf(cio.stdout, "%s: done\n", f.describeChange(sub))
+	case sub.add:
+		fmt.Fprintf(cio.stdout, "%s: already present, nothing written\n", f.describeChange(sub))
+	default:
+		fmt.Fprintf(cio.stdout, "%s: not present, nothing written\n", f.describeChange(sub))
+	}
 	return writePolicy(cio.stdout, f.resource, p)
+}
+
+// explain adds what to do to an error the user can act on: a NOT_FOUND
+// without --retry-not-found may be a resource that has not propagated yet.
+func (f *policyFlags) explain(err error) error {
+	if status.Code(err) == codes.NotFound && !f.retryNotFound {
+		return fmt.Errorf("%w\n(IAM is eventually consistent: a resource or service account created moments ago can answer NOT_FOUND for a while; if it is new, run again with --retry-not-found)", err)
+	}
+	return err
 }
 
 func (f *policyFlags) describeChange(sub *policySub) string {

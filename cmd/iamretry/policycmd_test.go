@@ -50,10 +50,10 @@ func TestPolicyAgainstFakeServer(t *testing.T) {
 	addr := startFake(t)
 	ep := []string{"--endpoint", addr, "--insecure"}
 	for _, res := range []string{
-		"projects/demo",               // Resource Manager Projects
-		"folders/123",                 // Resource Manager Folders
-		"organizations/456",           // Resource Manager Organizations
-		"projects/demo/topics/orders", // google.iam.v1.IAMPolicy
+		"projects/demo",     // Resource Manager Projects
+		"folders/123",       // Resource Manager Folders
+		"organizations/456", // Resource Manager Organizations
+		"//pubsub.googleapis.com/projects/demo/topics/orders", // google.iam.v1.IAMPolicy
 	} {
 		t.Run(strings.ReplaceAll(res, "/", "_"), func(t *testing.T) {
 			r := runCmd(t, append([]string{"policy", "add-binding", "--resource", res, "--role", "roles/viewer", "--member", "user:Alice@example.com"}, ep...)...)
@@ -83,7 +83,7 @@ func TestPolicyAgainstFakeServer(t *testing.T) {
 func TestPolicyConditionsAndRemove(t *testing.T) {
 	addr := startFake(t)
 	ep := []string{"--endpoint", addr, "--insecure"}
-	res := "projects/demo/topics/t"
+	res := "//pubsub.googleapis.com/projects/demo/topics/t"
 	cond := []string{"--condition-title", "until 2030", "--condition-expression", `request.time < timestamp("2030-01-01T00:00:00Z")`}
 	r := runCmd(t, append(append([]string{"policy", "add-binding", "--resource", res, "--role", "roles/editor", "--member", "group:ops@example.com"}, cond...), ep...)...)
 	if r.code != exitOK {
@@ -183,7 +183,7 @@ func TestPolicyServiceAccountGoesThroughTheAdminAPI(t *testing.T) {
 	if r.code != exitFailure {
 		t.Fatalf("exit %d, want %d: %s", r.code, exitFailure, r.stderr)
 	}
-	for _, want := range []string{"policy.Update attempt 1: NOT_FOUND (HTTP 404, Propagation): gave up: not retryable", "NotFound", "robot@p.iam.gserviceaccount.com"} {
+	for _, want := range []string{"policy.Update attempt 1: NOT_FOUND (HTTP 404, Propagation): gave up: not retryable", "NotFound", "robot@p.iam.gserviceaccount.com", "run again with --retry-not-found"} {
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
 		}

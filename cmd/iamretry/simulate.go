@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/iamretry/iamretry/cmd/iamretry/internal/herd"
 	"github.com/iamretry/iamretry/interceptor"
-	"github.com/iamretry/iamretry/internal/herd"
 )
 
 const simulateLong = `

@@ -42,7 +42,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"policy", "get", "--resource", "projects//x/y"}, "empty path segment"},
 		{[]string{"policy", "get", "--resource", "Projects/p"}, "must start with a lower-case letter"},
 		{[]string{"policy", "get", "--resource", "projects/p q"}, "must not contain white space"},
-		{[]string{"policy", "get", "--resource", "//cloudresourcemanager.googleapis.com/projects/p"}, `give the relative name without the service, e.g. "projects/p"`},
+		{[]string{"policy", "get", "--resource", "//storage.googleapis.com/projects/_/buckets/b"}, "does not reach storage.googleapis.com"},
+		{[]string{"policy", "get", "--resource", "projects/p/topics/t"}, "give the full resource name, //SERVICE/projects/p/topics/t"},
 		{[]string{"policy", "get", "--resource", "projects/p", "--insecure"}, "--insecure turns off TLS and credentials for --endpoint"},
 		{[]string{"policy", "get", "--resource", "projects/p", "--endpoint", "localhost"}, `--endpoint "localhost": want HOST:PORT`},
 		{[]string{"policy", "get", "--resource", "projects/p", "--role", "roles/viewer"}, "flag provided but not defined: -role"},
@@ -150,19 +151,6 @@ func TestCheckMemberAccepts(t *testing.T) {
 	for _, r := range []string{"projects/p", "folders/1", "organizations/1", "projects/p/serviceAccounts/sa@p.iam.gserviceaccount.com", "projects/p/locations/l/keyRings/k"} {
 		if err := checkResource(r); err != nil {
 			t.Errorf("checkResource(%q): %v", r, err)
-		}
-	}
-}
-
-func TestAPIFor(t *testing.T) {
-	for res, want := range map[string]string{
-		"projects/p": "projects", "folders/1": "folders", "organizations/1": "organizations",
-		"projects/p/serviceAccounts/sa@p.iam.gserviceaccount.com": "admin",
-		"projects/-/serviceAccounts/sa@p.iam.gserviceaccount.com": "admin",
-		"projects/p/topics/t": "iampolicy",
-	} {
-		if got := apiFor(res); got != want {
-			t.Errorf("apiFor(%q) = %q, want %q", res, got, want)
 		}
 	}
 }

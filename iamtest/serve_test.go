@@ -1,0 +1,62 @@
+package iamtest_test
+
+import (
+	"context"
+	"net"
+	"testing"
+
+	"cloud.google.com/go/iam/apiv1/iampb"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/iamretry/iamretry/iamtest"
+)
+
+// TestServeOnTCP serves the fake on a loopback TCP listener: a client that
+// dials the port reaches the same store and call log as the in-memory one,
+// and Serve returns nil once Close stops it.
+func TestServeOnTCP(t *testing.T) {
+	srv, err := iamtest.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Skipf("no loopback TCP here: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(lis) }()
+
+	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ctx := context.Background()
+	p := &iampb.Policy{Bindings: []*iampb.Binding{{Role: "roles/viewer", Members: []string{"user:alice@example.com"}}}}
+	if _, err := iampb.NewIAMPolicyClient(conn).SetIamPolicy(ctx, &iampb.SetIamPolicyRequest{Resource: "projects/p", Policy: p}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := iampb.NewIAMPolicyClient(srv.Conn()).GetIamPolicy(ctx, &iampb.GetIamPolicyRequest{Resource: "projects/p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Bindings) != 1 || got.Bindings[0].Role != "roles/viewer" {
+		t.Errorf("the in-memory listener read %v, want the binding written over TCP", got.Bindings)
+	}
+	if n := srv.CountCalls(iamtest.AnyMethod); n != 2 {
+		t.Errorf("call log holds %d calls, want 2 (one per listener)", n)
+	}
+
+	srv.Close()
+	if err := <-done; err != nil {
+		t.Errorf("Serve after Close returned %v, want nil", err)
+	}
+	lis2, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Serve(lis2); err == nil {
+		t.Error("Serve on a closed server returned nil, want an error")
+	}
+}

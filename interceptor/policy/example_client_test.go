@@ -1,0 +1,141 @@
+package policy_test
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	admin "cloud.google.com/go/iam/admin/apiv1"
+	"cloud.google.com/go/iam/admin/apiv1/adminpb"
+	"google.golang.org/grpc/status"
+
+	"github.com/iamretry/iamretry/iamtest"
+	"github.com/iamretry/iamretry/interceptor"
+	"github.com/iamretry/iamretry/interceptor/policy"
+)
+
+// FromAdmin adapts the IAM admin client, whose GetIamPolicy and
+// SetIamPolicy are hand-written with other types, for a service account's
+// own policy. The write's answer is lost once (it committed): the rerun finds
+// the grant made and writes nothing; a second Update changes nothing and
+// writes nothing either.
+func ExampleFromAdmin() {
+	ctx := context.Background()
+	srv, err := iamtest.New()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+	client, err := admin.NewIamClient(ctx, srv.ClientOptions()...)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer client.Close()
+	sa, err := client.CreateServiceAccount(ctx, &adminpb.CreateServiceAccountRequest{
+		Name: "projects/my-project", AccountId: "deployer"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	u, err := policy.NewUpdater(policy.FromAdmin(client), interceptor.WithClock(&exampleClock{}))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	srv.LoseNextAnswers(iamtest.MethodAdminSetIamPolicy, 1)
+	for range 2 {
+		p, err := u.Update(ctx, sa.Name, policy.AddBinding("roles/iam.serviceAccountUser", "user:Alice@Example.com"))
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		for _, b := range p.Bindings {
+			fmt.Println(b.Role, b.Members)
+		}
+	}
+	fmt.Println("writes:", srv.CountCalls(iamtest.MethodAdminSetIamPolicy))
+	// Output:
+	// roles/iam.serviceAccountUser [user:alice@example.com]
+	// roles/iam.serviceAccountUser [user:alice@example.com]
+	// writes: 1
+}
+
+// FromConn adapts a raw gRPC connection to the google.iam.v1.IAMPolicy
+// service, for programs that hold a *grpc.ClientConn rather than a GAPIC
+// client.
+func ExampleFromConn() {
+	ctx := context.Background()
+	srv, err := iamtest.New()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+	u, err := policy.NewUpdater(policy.FromConn(srv.Conn()))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	p, err := u.Update(ctx, "projects/my-project/topics/orders", policy.AddBinding("roles/pubsub.publisher", "serviceAccount:app@my-project.iam.gserviceaccount.com"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(p.Bindings[0].Role, p.Bindings[0].Members)
+	// Output:
+	// roles/pubsub.publisher [serviceAccount:app@my-project.iam.gserviceaccount.com]
+}
+
+// NewUpdater refuses options that do not apply to a read-modify-write,
+// naming them, rather than ignore them.
+func ExampleNewUpdater() {
+	srv, err := iamtest.New()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+	_, err = policy.NewUpdater(policy.FromConn(srv.Conn()), interceptor.WithPushback(), interceptor.WithPerAttemptTimeout(time.Second))
+	fmt.Println(err)
+	// Output:
+	// iamretry/policy: NewUpdater: iamretry: WithPushback does not apply to a policy Updater (it applies to the interceptor); leave it out
+	// iamretry: WithPerAttemptTimeout does not apply to a policy Updater (it applies to the interceptor); leave it out
+}
+
+// Update applies its mutations in one read-modify-write. A Mutation that
+// fails stops the Update before anything is written, with its error.
+func ExampleUpdater_Update() {
+	ctx := context.Background()
+	srv, err := iamtest.New()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+	u, err := policy.NewUpdater(policy.FromConn(srv.Conn()))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	p, err := u.Update(ctx, "projects/my-project",
+		policy.AddBinding("roles/viewer", "user:alice@example.com"),
+		policy.AddBinding("roles/viewer", "group:ops@example.com"),
+		policy.AddBinding("roles/editor", "user:bob@example.com"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, b := range p.Bindings {
+		fmt.Println(b.Role, b.Members)
+	}
+	// A malformed member (no "user:"): nothing is written, the error says why.
+	_, err = u.Update(ctx, "projects/my-project", policy.AddBinding("roles/viewer", "alice@example.com"))
+	fmt.Println(status.Code(err), "writes:", srv.CountCalls(iamtest.MethodSetIamPolicy))
+	// Output:
+	// roles/viewer [user:alice@example.com group:ops@example.com]
+	// roles/editor [user:bob@example.com]
+	// InvalidArgument writes: 1
+}
