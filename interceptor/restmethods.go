@@ -144,7 +144,7 @@ func restMethod(verb, host, path string) (restRule, bool) {
 	if h := hostOnly(host); strings.HasSuffix(h, ".googleapis.com") {
 		service, _, _ = strings.Cut(h, ".")
 	}
-	segs := strings.Split(strings.TrimPrefix(path, "/"), "/")
+	segs := strings.Split(strings.TrimLeft(path, "/"), "/")
 	last := segs[len(segs)-1]
 	custom := ""
 	if i := strings.LastIndexByte(last, ':'); i >= 0 {

@@ -142,7 +142,7 @@ func (s *Server) restRoutes() []restRoute {
 
 // match returns the route of a request and the resource name in its path.
 func (h *restHandler) match(verb, path string) (restRoute, string, bool) {
-	path = strings.TrimPrefix(path, "/")
+	path = strings.TrimLeft(path, "/") // a GAPIC endpoint with a trailing slash sends "//v1/..."
 	rest, custom := path, ""
 	if i := strings.LastIndexByte(path, ':'); i > strings.LastIndexByte(path, '/') {
 		rest, custom = path[:i], path[i+1:]
