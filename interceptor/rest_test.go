@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync"
@@ -286,6 +287,39 @@ func BenchmarkRESTSuccess(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				_, _ = c.rt.RoundTrip(req)
+			}
+		})
+	}
+}
+
+// BenchmarkRESTLoopback: a getIamPolicy POST over loopback HTTP to a server
+// answering 200, through the bare transport and through the RoundTripper.
+func BenchmarkRESTLoopback(b *testing.B) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		_, _ = w.Write([]byte(`{"version":1,"etag":"BwX="}`))
+	}))
+	defer srv.Close()
+	r, err := interceptor.New()
+	if err != nil {
+		b.Fatal(err)
+	}
+	bare := srv.Client().Transport
+	for _, c := range []struct {
+		name string
+		rt   http.RoundTripper
+	}{{"bare", bare}, {"roundtripper", r.RoundTripper(bare)}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			hc := &http.Client{Transport: c.rt}
+			for b.Loop() {
+				req, _ := http.NewRequest("POST", srv.URL+"/v3/projects/p:getIamPolicy", strings.NewReader(`{}`))
+				resp, err := hc.Do(req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
 			}
 		})
 	}
