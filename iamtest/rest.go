@@ -19,6 +19,9 @@ func (s *Server) rest() *httptest.Server {
 	s.restFace.once.Do(func() {
 		s.restFace.srv = httptest.NewServer(s.fake.RESTHandler())
 	})
+	if s.restFace.srv == nil {
+		panic("iamtest: the REST face was asked for after Close")
+	}
 	return s.restFace.srv
 }
 

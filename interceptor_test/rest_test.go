@@ -356,15 +356,17 @@ func TestRESTUpdaterOverDiscoveryAdapters(t *testing.T) {
 			g := newRESTRig(t, nil)
 			g.fake.SetFailureRate(fakeiam.AnyMethod, 0.2, codes.Unavailable, codes.Internal)
 			g.fake.SetLostAnswerRate(fakeiam.AnyMethod, 0.2)
-			u, err := policy.NewUpdater(tc.client(g), interceptor.WithClock(g.clock), interceptor.WithRandom(halfRandom),
-				interceptor.WithDeadline(time.Hour), interceptor.WithoutRetryBudget())
-			if err != nil {
-				t.Fatal(err)
-			}
+			// One Updater per writer: they do not coalesce, they contend
+			// (conflicts on the etag) besides the faults.
 			const writers = 8
 			resource := tc.resource(g)
 			var wg sync.WaitGroup
 			for i := range writers {
+				u, err := policy.NewUpdater(tc.client(g), interceptor.WithClock(g.clock), interceptor.WithRandom(halfRandom),
+					interceptor.WithDeadline(time.Hour), interceptor.WithoutRetryBudget())
+				if err != nil {
+					t.Fatal(err)
+				}
 				wg.Go(func() {
 					if _, err := u.Update(context.Background(), resource, policy.AddBinding("roles/viewer", fmt.Sprintf("user:w%d@example.com", i))); err != nil {
 						t.Errorf("writer %d: %v", i, err)
@@ -372,6 +374,16 @@ func TestRESTUpdaterOverDiscoveryAdapters(t *testing.T) {
 				})
 			}
 			wg.Wait()
+			injected := 0
+			for _, c := range g.fake.Calls() {
+				if c.Injected {
+					injected++
+				}
+			}
+			if injected == 0 {
+				t.Fatal("no fault was injected")
+			}
+			t.Logf("%d calls, %d injected failures or lost answers", len(g.fake.Calls()), injected)
 			g.fake.ResetFaults()
 			p, err := tc.client(g).GetIamPolicy(context.Background(), &iampb.GetIamPolicyRequest{Resource: resource})
 			if err != nil {
