@@ -15,8 +15,9 @@ import (
 // Server is a running fake IAM server. Its methods are safe for concurrent
 // use.
 type Server struct {
-	fake *fakeiam.Server
-	conn *grpc.ClientConn
+	fake     *fakeiam.Server
+	conn     *grpc.ClientConn
+	restFace restFace // the REST face, started on first use (rest.go)
 
 	closeOnce sync.Once
 }
@@ -71,6 +72,7 @@ func (s *Server) Close() {
 	s.closeOnce.Do(func() {
 		_ = s.conn.Close()
 		s.fake.Close()
+		s.closeREST()
 	})
 }
 

@@ -18,7 +18,10 @@ var gaxOptionsType = reflect.TypeFor[[]gax.CallOption]()
 // and each of its attempts would run the interceptor's whole schedule.
 //
 // callOptions is a client's CallOptions field, a pointer to a struct with
-// one []gax.CallOption per method:
+// one []gax.CallOption per method, of a gRPC client or of one built with
+// NewRESTClient (NewIamPolicyRESTClient, NewProjectsRESTClient, ...); for a
+// REST client the layer that retries is then the Retrier's RoundTripper in
+// the client's *http.Client (option.WithHTTPClient):
 //
 //	client, err := admin.NewIamClient(ctx, option.WithGRPCDialOption(grpc.WithChainUnaryInterceptor(r.UnaryClientInterceptor())))
 //	...

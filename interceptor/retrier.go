@@ -66,6 +66,15 @@ type job struct {
 	cut func() bool
 	// trailer is the last attempt's trailer metadata (WithPushback), or nil.
 	trailer *metadata.MD
+	// safe, when set, decides instead of the safe-to-retry function whether
+	// the request may be sent again after an ambiguous failure (the REST
+	// face: it maps the request to its gRPC method, or goes by HTTP
+	// semantics, only once a failure asks).
+	safe func() bool
+	// floor, when set, returns the server's word on the last attempt beside
+	// RetryInfo (the REST face: Retry-After, RetryInfo in a JSON body): the
+	// wait is at least that long.
+	floor func() (time.Duration, bool)
 	// again runs attempt n (n >= 2) and returns its error.
 	again func(ctx context.Context, n int) error
 }
@@ -126,7 +135,11 @@ func (r *Retrier) decide(ctx context.Context, j *job, err error) (codes.Class, R
 	case codes.Transient:
 		// An ambiguous outcome: the server may have acted. Only a request
 		// that is safe to send again is retried.
-		if j.checkSafe && !r.cfg.safe(j.method, j.req) {
+		if j.safe != nil {
+			if !j.safe() {
+				return class, Unsafe
+			}
+		} else if j.checkSafe && !r.cfg.safe(j.method, j.req) {
 			return class, Unsafe
 		}
 	case codes.Propagation:
@@ -167,6 +180,11 @@ func (r *Retrier) schedule(ctx context.Context, j *job, start, now time.Time, n 
 	}
 	if d, ok := retryInfoDelay(a.Err); ok && d > wait {
 		wait = d
+	}
+	if j.floor != nil {
+		if d, ok := j.floor(); ok && d > wait {
+			wait = d
+		}
 	}
 	end := now.Add(wait)
 	if c.deadline > 0 && end.After(start.Add(c.deadline)) {

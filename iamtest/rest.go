@@ -1,0 +1,65 @@
+package iamtest
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"sync"
+
+	"google.golang.org/api/option"
+)
+
+// restFace is the fake's REST face: an httptest server over the same store,
+// started on first use and stopped by Close.
+type restFace struct {
+	once sync.Once
+	srv  *httptest.Server
+}
+
+func (s *Server) rest() *httptest.Server {
+	s.restFace.once.Do(func() {
+		s.restFace.srv = httptest.NewServer(s.fake.RESTHandler())
+	})
+	if s.restFace.srv == nil {
+		panic("iamtest: the REST face was asked for after Close")
+	}
+	return s.restFace.srv
+}
+
+// RESTEndpoint returns the base URL ("http://127.0.0.1:PORT/") of the fake's
+// REST face, starting it on first use: the same store, faults and call log
+// as the gRPC face, with the HTTP/JSON transcoding of the IAM mixin
+// (:getIamPolicy, :setIamPolicy, :testIamPermissions on any resource), the
+// resourcemanager v3 IAM methods, and service accounts and their keys.
+// Errors are written as Google's REST APIs write them
+// ({"error": {"code", "message", "status", "details"}}). Point a discovery
+// client (google.golang.org/api/iam/v1, cloudresourcemanager/v3) or a GAPIC
+// REST client at it with RESTClientOptions. Calls are logged under their
+// gRPC Method names.
+func (s *Server) RESTEndpoint() string { return s.rest().URL + "/" }
+
+// HTTPClient returns an *http.Client whose transport reaches the REST face
+// (plain HTTP over loopback). Wrap its Transport to test a RoundTripper:
+//
+//	hc := &http.Client{Transport: retrier.RoundTripper(srv.HTTPClient().Transport)}
+func (s *Server) HTTPClient() *http.Client { return s.rest().Client() }
+
+// RESTClientOptions returns the options that point a REST client at the
+// fake's REST face: its endpoint and no authentication. Pass
+// option.WithHTTPClient after them to put a RoundTripper in between
+// (WithHTTPClient wins over every other option).
+func (s *Server) RESTClientOptions() []option.ClientOption {
+	return []option.ClientOption{
+		option.WithEndpoint(s.RESTEndpoint()),
+		option.WithoutAuthentication(),
+		option.WithTelemetryDisabled(),
+	}
+}
+
+// closeREST stops the REST face if it was started.
+func (s *Server) closeREST() {
+	s.restFace.once.Do(func() {}) // never start it after Close
+	if s.restFace.srv != nil {
+		s.restFace.srv.CloseClientConnections()
+		s.restFace.srv.Close()
+	}
+}

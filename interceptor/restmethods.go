@@ -1,0 +1,217 @@
+package interceptor
+
+import (
+	"net/url"
+	"strings"
+
+	"cloud.google.com/go/iam/admin/apiv1/adminpb"
+	"cloud.google.com/go/iam/apiv1/iampb"
+	iamv2pb "cloud.google.com/go/iam/apiv2/iampb"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/types/known/fieldmaskpb"
+)
+
+// restRule maps an HTTP request to the gRPC method it transcodes to, so that
+// a REST request is judged by the same safe-to-retry table as a gRPC call.
+// The rules are the google.api.http rules of the IAM services, written out
+// with the host they are served on (the rules carry none: the mixin's
+// /v1/{resource=**}:getIamPolicy matches the admin service's paths too);
+// rest_internal_test.go checks them against the rules in the protos, which
+// are linked into the test only.
+type restRule struct {
+	service string   // first DNS label of the service's googleapis.com host
+	verb    string   // HTTP method
+	path    []string // segments after the version; "*" is one segment
+	custom  string   // custom verb after ':' on the last segment, or ""
+	method  string   // full gRPC method name
+	// body builds the request message SafeToRetry reads (SetIamPolicy,
+	// UpdateRole, UpdatePolicy: their etag and update mask), from the JSON
+	// body and the URL. nil: the method needs none.
+	body func(body []byte, u *url.URL) any
+}
+
+const (
+	adminSvc = "/google.iam.admin.v1.IAM/"
+	creds    = "/google.iam.credentials.v1.IAMCredentials/"
+	v2       = "/google.iam.v2.Policies/"
+	crm      = "/google.cloud.resourcemanager.v3."
+	mixin    = "/google.iam.v1.IAMPolicy/"
+	sa       = "projects/*/serviceAccounts/*"
+	saKeys   = sa + "/keys"
+)
+
+func rule(service, verb, path, method string) restRule {
+	p, custom, _ := strings.Cut(path, ":")
+	r := restRule{service: service, verb: verb, path: strings.Split(p, "/"), custom: custom, method: method}
+	switch {
+	case strings.HasSuffix(method, "/SetIamPolicy"):
+		r.body = setIamPolicyBody
+	case method == adminSvc+"UpdateRole":
+		r.body = updateRoleBody
+	case method == v2+"UpdatePolicy":
+		r.body = updatePolicyBody
+	}
+	return r
+}
+
+// restRules: the google.api.http rules of google.iam.admin.v1.IAM,
+// google.iam.credentials.v1.IAMCredentials, google.iam.v2.Policies and the
+// IAM methods of google.cloud.resourcemanager.v3 Projects, Folders and
+// Organizations. The first rule that matches wins; where two services share
+// a path (admin's and credentials' deprecated signBlob), both are equally
+// safe.
+var restRules = []restRule{
+	rule("iam", "POST", "v1/"+sa+":getIamPolicy", adminSvc+"GetIamPolicy"),
+	rule("iam", "POST", "v1/"+sa+":setIamPolicy", adminSvc+"SetIamPolicy"),
+	rule("iam", "POST", "v1/"+sa+":testIamPermissions", adminSvc+"TestIamPermissions"),
+	rule("iam", "GET", "v1/projects/*/serviceAccounts", adminSvc+"ListServiceAccounts"),
+	rule("iam", "POST", "v1/projects/*/serviceAccounts", adminSvc+"CreateServiceAccount"),
+	rule("iam", "GET", "v1/"+sa, adminSvc+"GetServiceAccount"),
+	rule("iam", "PUT", "v1/"+sa, adminSvc+"UpdateServiceAccount"),
+	rule("iam", "PATCH", "v1/"+sa, adminSvc+"PatchServiceAccount"),
+	rule("iam", "DELETE", "v1/"+sa, adminSvc+"DeleteServiceAccount"),
+	rule("iam", "POST", "v1/"+sa+":undelete", adminSvc+"UndeleteServiceAccount"),
+	rule("iam", "POST", "v1/"+sa+":enable", adminSvc+"EnableServiceAccount"),
+	rule("iam", "POST", "v1/"+sa+":disable", adminSvc+"DisableServiceAccount"),
+	rule("iam", "POST", "v1/"+sa+":signBlob", adminSvc+"SignBlob"),
+	rule("iam", "POST", "v1/"+sa+":signJwt", adminSvc+"SignJwt"),
+	rule("iam", "GET", "v1/"+saKeys, adminSvc+"ListServiceAccountKeys"),
+	rule("iam", "POST", "v1/"+saKeys, adminSvc+"CreateServiceAccountKey"),
+	rule("iam", "POST", "v1/"+saKeys+":upload", adminSvc+"UploadServiceAccountKey"),
+	rule("iam", "GET", "v1/"+saKeys+"/*", adminSvc+"GetServiceAccountKey"),
+	rule("iam", "DELETE", "v1/"+saKeys+"/*", adminSvc+"DeleteServiceAccountKey"),
+	rule("iam", "POST", "v1/"+saKeys+"/*:disable", adminSvc+"DisableServiceAccountKey"),
+	rule("iam", "POST", "v1/"+saKeys+"/*:enable", adminSvc+"EnableServiceAccountKey"),
+	rule("iam", "POST", "v1/roles:queryGrantableRoles", adminSvc+"QueryGrantableRoles"),
+	rule("iam", "GET", "v1/roles", adminSvc+"ListRoles"),
+	rule("iam", "GET", "v1/roles/*", adminSvc+"GetRole"),
+	rule("iam", "GET", "v1/projects/*/roles", adminSvc+"ListRoles"),
+	rule("iam", "GET", "v1/organizations/*/roles", adminSvc+"ListRoles"),
+	rule("iam", "GET", "v1/projects/*/roles/*", adminSvc+"GetRole"),
+	rule("iam", "GET", "v1/organizations/*/roles/*", adminSvc+"GetRole"),
+	rule("iam", "POST", "v1/projects/*/roles", adminSvc+"CreateRole"),
+	rule("iam", "POST", "v1/organizations/*/roles", adminSvc+"CreateRole"),
+	rule("iam", "PATCH", "v1/projects/*/roles/*", adminSvc+"UpdateRole"),
+	rule("iam", "PATCH", "v1/organizations/*/roles/*", adminSvc+"UpdateRole"),
+	rule("iam", "DELETE", "v1/projects/*/roles/*", adminSvc+"DeleteRole"),
+	rule("iam", "DELETE", "v1/organizations/*/roles/*", adminSvc+"DeleteRole"),
+	rule("iam", "POST", "v1/projects/*/roles/*:undelete", adminSvc+"UndeleteRole"),
+	rule("iam", "POST", "v1/organizations/*/roles/*:undelete", adminSvc+"UndeleteRole"),
+	rule("iam", "POST", "v1/permissions:queryTestablePermissions", adminSvc+"QueryTestablePermissions"),
+	rule("iam", "POST", "v1/iamPolicies:queryAuditableServices", adminSvc+"QueryAuditableServices"),
+	rule("iam", "POST", "v1/iamPolicies:lintPolicy", adminSvc+"LintPolicy"),
+
+	rule("iamcredentials", "POST", "v1/"+sa+":generateAccessToken", creds+"GenerateAccessToken"),
+	rule("iamcredentials", "POST", "v1/"+sa+":generateIdToken", creds+"GenerateIdToken"),
+	rule("iamcredentials", "POST", "v1/"+sa+":signBlob", creds+"SignBlob"),
+	rule("iamcredentials", "POST", "v1/"+sa+":signJwt", creds+"SignJwt"),
+
+	rule("iam", "GET", "v2/policies/*/*", v2+"ListPolicies"),
+	rule("iam", "POST", "v2/policies/*/*", v2+"CreatePolicy"),
+	rule("iam", "GET", "v2/policies/*/*/*", v2+"GetPolicy"),
+	rule("iam", "PUT", "v2/policies/*/*/*", v2+"UpdatePolicy"),
+	rule("iam", "DELETE", "v2/policies/*/*/*", v2+"DeletePolicy"),
+
+	rule("cloudresourcemanager", "POST", "v3/projects/*:getIamPolicy", crm+"Projects/GetIamPolicy"),
+	rule("cloudresourcemanager", "POST", "v3/projects/*:setIamPolicy", crm+"Projects/SetIamPolicy"),
+	rule("cloudresourcemanager", "POST", "v3/projects/*:testIamPermissions", crm+"Projects/TestIamPermissions"),
+	rule("cloudresourcemanager", "POST", "v3/folders/*:getIamPolicy", crm+"Folders/GetIamPolicy"),
+	rule("cloudresourcemanager", "POST", "v3/folders/*:setIamPolicy", crm+"Folders/SetIamPolicy"),
+	rule("cloudresourcemanager", "POST", "v3/folders/*:testIamPermissions", crm+"Folders/TestIamPermissions"),
+	rule("cloudresourcemanager", "POST", "v3/organizations/*:getIamPolicy", crm+"Organizations/GetIamPolicy"),
+	rule("cloudresourcemanager", "POST", "v3/organizations/*:setIamPolicy", crm+"Organizations/SetIamPolicy"),
+	rule("cloudresourcemanager", "POST", "v3/organizations/*:testIamPermissions", crm+"Organizations/TestIamPermissions"),
+}
+
+// mixinRules: the IAM mixin (google.iam.v1.IAMPolicy), which every service
+// with IAM policies serves as POST /VERSION/{resource=**}:getIamPolicy (some
+// older APIs read with GET).
+var mixinRules = map[string]restRule{
+	"getIamPolicy":       {method: mixin + "GetIamPolicy"},
+	"setIamPolicy":       {method: mixin + "SetIamPolicy", body: setIamPolicyBody},
+	"testIamPermissions": {method: mixin + "TestIamPermissions"},
+}
+
+// restMethod returns the rule of the gRPC method an HTTP request transcodes
+// to. On a googleapis.com host (iam.googleapis.com, its mTLS and regional
+// forms) only the rules of that service apply; on any other host (a private
+// endpoint, a test server) the first rule whose path matches. A request
+// that matches no rule of the IAM services but whose last segment ends in
+// :getIamPolicy, :setIamPolicy or :testIamPermissions is the IAM mixin.
+// ok is false for everything else.
+func restMethod(verb, host, path string) (restRule, bool) {
+	service := ""
+	if h := hostOnly(host); strings.HasSuffix(h, ".googleapis.com") {
+		service, _, _ = strings.Cut(h, ".")
+	}
+	segs := strings.Split(strings.TrimLeft(path, "/"), "/")
+	last := segs[len(segs)-1]
+	custom := ""
+	if i := strings.LastIndexByte(last, ':'); i >= 0 {
+		segs[len(segs)-1], custom = last[:i], last[i+1:]
+	}
+	for _, r := range restRules {
+		if (service == "" || service == r.service) && r.verb == verb && r.custom == custom && segsMatch(r.path, segs) {
+			return r, true
+		}
+	}
+	if m, ok := mixinRules[custom]; ok && (verb == "POST" || verb == "GET") && len(segs) >= 2 {
+		return m, true
+	}
+	return restRule{}, false
+}
+
+func segsMatch(pattern, segs []string) bool {
+	if len(pattern) != len(segs) {
+		return false
+	}
+	for i, p := range pattern {
+		if segs[i] == "" || (p != "*" && p != segs[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func hostOnly(host string) string {
+	if i := strings.LastIndexByte(host, ':'); i >= 0 && !strings.Contains(host[i:], "]") {
+		host = host[:i]
+	}
+	return strings.ToLower(host)
+}
+
+// jsonIn reads the JSON bodies of both the discovery clients and the GAPIC
+// REST clients (which write enums as numbers); unknown fields are skipped.
+var jsonIn = protojson.UnmarshalOptions{DiscardUnknown: true, AllowPartial: true}
+
+func setIamPolicyBody(body []byte, _ *url.URL) any {
+	req := new(iampb.SetIamPolicyRequest)
+	if jsonIn.Unmarshal(body, req) != nil {
+		return nil
+	}
+	return req
+}
+
+// updateRoleBody: PATCH /v1/{name=projects/*/roles/*} with the Role as the
+// body and the update mask in the query.
+func updateRoleBody(body []byte, u *url.URL) any {
+	role := new(adminpb.Role)
+	if jsonIn.Unmarshal(body, role) != nil {
+		return nil
+	}
+	req := &adminpb.UpdateRoleRequest{Role: role}
+	if m := u.Query().Get("updateMask"); m != "" {
+		req.UpdateMask = &fieldmaskpb.FieldMask{Paths: strings.Split(m, ",")}
+	}
+	return req
+}
+
+// updatePolicyBody: PUT /v2/{policy.name=policies/*/*/*} with the Policy as
+// the body.
+func updatePolicyBody(body []byte, _ *url.URL) any {
+	p := new(iamv2pb.Policy)
+	if jsonIn.Unmarshal(body, p) != nil {
+		return nil
+	}
+	return &iamv2pb.UpdatePolicyRequest{Policy: p}
+}
