@@ -14,20 +14,9 @@ import (
 
 	"google.golang.org/api/googleapi"
 
-	"github.com/iamretry/iamretry/codes"
 	"github.com/iamretry/iamretry/interceptor"
 	"github.com/iamretry/iamretry/internal/vclock"
 )
-
-// needRESTClasses skips a test that needs codes.OfError to classify
-// *googleapi.Error (the codes change that classifies REST errors by their
-// JSON status, else their HTTP status); it runs once that change is in.
-func needRESTClasses(t testing.TB) {
-	t.Helper()
-	if codes.OfError(&googleapi.Error{Code: 503}) != codes.Transient {
-		t.Skip("codes.OfError does not classify *googleapi.Error yet")
-	}
-}
 
 // httpAnswer is one scripted answer: a status, a JSON error status, headers.
 type httpAnswer struct {
@@ -96,7 +85,6 @@ func restRetrier(t testing.TB, clock *vclock.Clock, opts ...interceptor.Option) 
 func halfRandom() float64 { return 0.5 }
 
 func TestRESTUnmappedRequestsGoByHTTPSemantics(t *testing.T) {
-	needRESTClasses(t)
 	for _, tc := range []struct {
 		verb  string
 		calls int
@@ -119,7 +107,6 @@ func TestRESTUnmappedRequestsGoByHTTPSemantics(t *testing.T) {
 }
 
 func TestRESTBodyReplayedWithoutGetBody(t *testing.T) {
-	needRESTClasses(t)
 	base := &scriptedBase{answers: []httpAnswer{unavailable(), unavailable()}}
 	hc := &http.Client{Transport: restRetrier(t, vclock.New()).RoundTripper(base)}
 	// An io.Reader http.NewRequest does not know: no GetBody.
@@ -143,7 +130,6 @@ func TestRESTBodyReplayedWithoutGetBody(t *testing.T) {
 }
 
 func TestRESTRetriedResponsesClosedLastReturnedUnchanged(t *testing.T) {
-	needRESTClasses(t)
 	base := &scriptedBase{answers: []httpAnswer{unavailable(), unavailable(), unavailable()}}
 	clock := vclock.New()
 	hc := &http.Client{Transport: restRetrier(t, clock, interceptor.WithMaxAttempts(3)).RoundTripper(base)}
@@ -167,7 +153,6 @@ func TestRESTRetriedResponsesClosedLastReturnedUnchanged(t *testing.T) {
 }
 
 func TestRESTRetryAfterIsAFloor(t *testing.T) {
-	needRESTClasses(t)
 	clock := vclock.New()
 	date := clock.Now().Add(20 * time.Second).UTC().Format(http.TimeFormat)
 	base := &scriptedBase{answers: []httpAnswer{
@@ -188,7 +173,6 @@ func TestRESTRetryAfterIsAFloor(t *testing.T) {
 }
 
 func TestRESTContextFlagsAndOwnership(t *testing.T) {
-	needRESTClasses(t)
 	get := func(ctx context.Context, r *interceptor.Retrier, base *scriptedBase) int {
 		req, _ := http.NewRequestWithContext(ctx, "GET", "https://iam.googleapis.com/v1/projects/p/serviceAccounts/a@p.iam.gserviceaccount.com", nil)
 		resp, err := (&http.Client{Transport: r.RoundTripper(base)}).Do(req)
@@ -228,7 +212,6 @@ func TestRESTContextFlagsAndOwnership(t *testing.T) {
 }
 
 func TestRESTCancelEndsWaitAtOnce(t *testing.T) {
-	needRESTClasses(t)
 	base := &scriptedBase{answers: []httpAnswer{unavailable()}}
 	r, err := interceptor.New(interceptor.WithBackoff(interceptor.Backoff{Initial: time.Hour, Multiplier: 2, Max: time.Hour}), interceptor.WithDeadline(2*time.Hour))
 	if err != nil {

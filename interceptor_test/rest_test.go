@@ -25,7 +25,6 @@ import (
 	"google.golang.org/api/option"
 	"google.golang.org/grpc/codes"
 
-	rcodes "github.com/iamretry/iamretry/codes"
 	"github.com/iamretry/iamretry/interceptor"
 	"github.com/iamretry/iamretry/interceptor/policy"
 	crmadapter "github.com/iamretry/iamretry/interceptor/policy/crmv3"
@@ -33,13 +32,6 @@ import (
 	"github.com/iamretry/iamretry/internal/fakeiam"
 	"github.com/iamretry/iamretry/internal/vclock"
 )
-
-func needRESTClasses(t testing.TB) {
-	t.Helper()
-	if rcodes.OfError(&googleapi.Error{Code: 503}) != rcodes.Transient {
-		t.Skip("codes.OfError does not classify *googleapi.Error yet")
-	}
-}
 
 // restRig: the fake's REST face over httptest, a Retrier on the virtual
 // clock, and the four REST clients with the RoundTripper in their
@@ -62,7 +54,6 @@ type restRig struct {
 // newRESTRig builds a rig; wrap, when set, wraps the fake's handler.
 func newRESTRig(t testing.TB, wrap func(http.Handler) http.Handler, opts ...interceptor.Option) *restRig {
 	t.Helper()
-	needRESTClasses(t)
 	ctx := context.Background()
 	g := &restRig{clock: vclock.New()}
 	g.fake = fakeiam.New(fakeiam.WithClock(g.clock.Now))
