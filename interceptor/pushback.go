@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/googleapis/gax-go/v2/apierror"
+	"google.golang.org/api/googleapi"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
@@ -32,21 +34,40 @@ func WithPushback() Option {
 }
 
 // retryInfoDelay returns the retry_delay of a google.rpc.RetryInfo detail
-// of err, if it carries one.
+// of err, if it carries one: in a gRPC status's details, or in a REST
+// error's (a *googleapi.Error's JSON details, a REST *apierror.APIError's
+// parsed ones), so Retrier.Do over a REST client honours it too.
 func retryInfoDelay(err error) (time.Duration, bool) {
-	st := statusOf(err)
-	if st == nil {
-		return 0, false
+	if ae, ok := err.(*apierror.APIError); ok {
+		return positive(ae.Details().RetryInfo.GetRetryDelay().AsDuration())
 	}
-	for _, d := range st.Details() {
-		if ri, ok := d.(*errdetails.RetryInfo); ok && ri.GetRetryDelay() != nil {
-			if dd := ri.GetRetryDelay().AsDuration(); dd > 0 {
-				return dd, true
+	if st := statusOf(err); st != nil {
+		for _, d := range st.Details() {
+			if ri, ok := d.(*errdetails.RetryInfo); ok {
+				return positive(ri.GetRetryDelay().AsDuration())
 			}
 		}
+		if _, plain := err.(grpcStatuser); plain {
+			return 0, false // a gRPC status error as gRPC returns it: no REST error inside
+		}
+	}
+	return restRetryInfoDelay(err)
+}
+
+// restRetryInfoDelay finds RetryInfo in the first REST error of err's chain.
+func restRetryInfoDelay(err error) (time.Duration, bool) {
+	var ge *googleapi.Error
+	if errors.As(err, &ge) {
+		return jsonRetryInfo(ge.Details)
+	}
+	var ae *apierror.APIError
+	if errors.As(err, &ae) {
+		return positive(ae.Details().RetryInfo.GetRetryDelay().AsDuration())
 	}
 	return 0, false
 }
+
+func positive(d time.Duration) (time.Duration, bool) { return d, d > 0 }
 
 type grpcStatuser interface{ GRPCStatus() *status.Status }
 

@@ -3,7 +3,6 @@ package interceptor
 import (
 	"bytes"
 	"context"
-	"errors"
 	"io"
 	"net/http"
 	"strconv"
@@ -315,20 +314,14 @@ func (c *restCall) bodyBytes() ([]byte, bool) {
 	return b, err == nil
 }
 
-// floor is the server's word on the wait: Retry-After, or a RetryInfo in
-// the JSON error's details, whichever is longer.
+// floor is the server's word on the wait that only the response carries:
+// Retry-After (a RetryInfo in the JSON error's details is read by the
+// engine from the error itself, as for every face).
 func (c *restCall) floor() (time.Duration, bool) {
 	if c.last == nil {
 		return 0, false
 	}
-	d, ok := retryAfter(c.last.Header.Get("Retry-After"), c.t.r.cfg.clock.Now())
-	var ge *googleapi.Error
-	if errors.As(c.lastErr, &ge) {
-		if ri, found := jsonRetryInfo(ge.Details); found && ri > d {
-			d, ok = ri, true
-		}
-	}
-	return d, ok
+	return retryAfter(c.last.Header.Get("Retry-After"), c.t.r.cfg.clock.Now())
 }
 
 // retryAfter reads a Retry-After value: delay-seconds or an HTTP date.

@@ -4,14 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/googleapis/gax-go/v2/apierror"
 	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/logging"
 	"github.com/iamretry/iamretry/codes"
 	"github.com/iamretry/iamretry/interceptor"
+	"google.golang.org/api/googleapi"
 	grpccodes "google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
@@ -409,5 +413,43 @@ func TestDoRefusesNilFunc(t *testing.T) {
 	h := newHarness(t)
 	if err := h.r.Do(context.Background(), "op", nil); err == nil || !strings.Contains(err.Error(), "f is nil") {
 		t.Fatalf("err %v", err)
+	}
+}
+
+// TestDoHonoursRetryInfoOfRESTErrors pins the RetryInfo floor for the errors
+// of REST clients under Retrier.Do: a 429 carrying RetryInfo (as a
+// *googleapi.Error's JSON details, or a REST *apierror.APIError's) waits at
+// least its retry_delay, not the backoff's 1.5 s.
+func TestDoHonoursRetryInfoOfRESTErrors(t *testing.T) {
+	body := `{"error":{"code":429,"status":"RESOURCE_EXHAUSTED","message":"Quota exceeded.","details":[` +
+		`{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"7s"}]}}`
+	restErr := func() error {
+		resp := &http.Response{StatusCode: 429, Header: http.Header{}, Body: io.NopCloser(strings.NewReader(body))}
+		return googleapi.CheckResponse(resp)
+	}
+	apiErr := func() error {
+		ae, ok := apierror.FromError(restErr())
+		if !ok {
+			t.Fatal("apierror.FromError did not wrap the REST error")
+		}
+		return ae
+	}
+	for name, mk := range map[string]func() error{"googleapi.Error": restErr, "apierror.APIError": apiErr} {
+		t.Run(name, func(t *testing.T) {
+			h := newHarness(t)
+			n := 0
+			err := h.r.Do(context.Background(), "op", func(context.Context) error {
+				if n++; n == 1 {
+					return mk()
+				}
+				return nil
+			})
+			if err != nil || n != 2 {
+				t.Fatalf("n %d err %v", n, err)
+			}
+			if got := h.attempts[0].Wait; got != 7*time.Second {
+				t.Fatalf("wait %v, want RetryInfo's 7s", got)
+			}
+		})
 	}
 }
