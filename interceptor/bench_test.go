@@ -137,7 +137,7 @@ func TestSuccessPathAllocatesNothing(t *testing.T) {
 			interceptor.WithDeadline(2*time.Minute),
 			interceptor.WithRetryNotFound(),
 			interceptor.WithClock(vclock.New()),
-			interceptor.WithObserver(func(interceptor.Attempt) {}),
+			interceptor.WithObserver(func(context.Context, interceptor.Attempt) {}),
 		)},
 	}
 	ctx := context.Background()

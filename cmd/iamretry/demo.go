@@ -231,8 +231,11 @@ func (d *demo) stepAttempts() []interceptor.Attempt {
 
 // observer prints every failed attempt with the Retrier's decision, and
 // records it for the step's checks.
-func (d *demo) observer(who string) func(interceptor.Attempt) {
-	return func(a interceptor.Attempt) {
+func (d *demo) observer(who string) func(context.Context, interceptor.Attempt) {
+	return func(_ context.Context, a interceptor.Attempt) {
+		if a.Reason == interceptor.Succeeded {
+			return // the timeline shows the failed attempts; the step's result shows the success
+		}
 		d.mu.Lock()
 		d.attempts = append(d.attempts, a)
 		step := d.step
