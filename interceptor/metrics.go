@@ -3,6 +3,7 @@ package interceptor
 import (
 	"context"
 	"errors"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -68,7 +69,10 @@ var (
 // A call that succeeds at once costs one atomic add (the call counter) and
 // no allocation; the histograms are recorded only for calls that retried,
 // through attribute sets built once per method and status. The observable
-// counter's callback stays registered for mp's lifetime. mp must not be nil.
+// counter's callback stays registered for mp's lifetime. Every Retrier and
+// policy Updater given the same mp records into the same instruments (the
+// instruments and counts are kept per provider for the process's lifetime).
+// mp must not be nil.
 func WithMeterProvider(mp metric.MeterProvider) Option {
 	return func(c *config) {
 		if mp == nil {
@@ -129,7 +133,38 @@ type statusOpts struct {
 	observe []metric.ObserveOption
 }
 
+// shared holds the metrics of each MeterProvider: every Retrier (and
+// Updater) given one provider records into the same instruments and call
+// counts, and the observable counter has one callback per provider (an
+// asynchronous instrument keeps one observation per attribute set, so
+// callbacks of several Retriers would hide each other's counts).
+var shared struct {
+	sync.Mutex
+	byProvider map[metric.MeterProvider]*metrics
+}
+
+// newMetrics returns the metrics of mp, made at its first use.
 func newMetrics(mp metric.MeterProvider) (*metrics, error) {
+	if !reflect.TypeOf(mp).Comparable() {
+		return makeMetrics(mp) // cannot be a map key: its own instruments
+	}
+	shared.Lock()
+	defer shared.Unlock()
+	if m := shared.byProvider[mp]; m != nil {
+		return m, nil
+	}
+	m, err := makeMetrics(mp)
+	if err != nil {
+		return nil, err
+	}
+	if shared.byProvider == nil {
+		shared.byProvider = map[metric.MeterProvider]*metrics{}
+	}
+	shared.byProvider[mp] = m
+	return m, nil
+}
+
+func makeMetrics(mp metric.MeterProvider) (*metrics, error) {
 	meter := mp.Meter(MeterName)
 	m := &metrics{byName: map[string]*methodStats{}}
 	var errs []error

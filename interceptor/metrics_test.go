@@ -277,3 +277,20 @@ func TestWithMeterProviderNilIsRefused(t *testing.T) {
 		t.Fatalf("err %v, want one naming WithMeterProvider(nil)", err)
 	}
 }
+
+// TestMetricsSharedByRetriersOfOneProvider: two Retriers given one
+// MeterProvider count into the same points (an observable counter keeps one
+// observation per attribute set, so separate callbacks would hide each
+// other's counts).
+func TestMetricsSharedByRetriersOfOneProvider(t *testing.T) {
+	m := newMeterRig(t)
+	for range 2 {
+		h := newHarness(t, m.option())
+		if err := h.call(context.Background(), &script{}, getPolicy, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, _ := sum(t, m.collect(), "iamretry.client.calls", map[string]string{"grpc.method": getPolicyAttr}); n != 2 {
+		t.Fatalf("calls %d, want 2 (one per Retrier)", n)
+	}
+}
