@@ -34,7 +34,7 @@ func ExampleVirtualClock() {
 		interceptor.WithClock(clock),
 		interceptor.WithDeadline(2*time.Minute),
 		interceptor.WithRandom(func() float64 { return 0.5 }), // jitter of 0.5 s, for a fixed output
-		interceptor.WithObserver(func(a interceptor.Attempt) {
+		interceptor.WithObserver(func(_ context.Context, a interceptor.Attempt) {
 			if a.Retrying {
 				fmt.Printf("%v: attempt %d: %v, next in %v\n", clock.Since(start), a.N, a.Class, a.Wait)
 			}

@@ -8,7 +8,9 @@ import (
 )
 
 // Attempt describes one failed attempt and what the Retrier decided about
-// it. Observers (WithObserver) receive one after every failed attempt.
+// it. Observers (WithObserver) receive one after every failed attempt, and
+// one more, with Reason Succeeded and Err nil, when a call that was retried
+// succeeds. A call that succeeds at once reports nothing.
 type Attempt struct {
 	// Method is the full gRPC method ("/google.iam.v1.IAMPolicy/GetIamPolicy"),
 	// the name given to Retrier.Do, or policy.UpdateMethod for a policy
@@ -19,9 +21,10 @@ type Attempt struct {
 	Resource string
 	// N is the attempt's number: 1 for the first attempt.
 	N int
-	// Err is the error the attempt failed with.
+	// Err is the error the attempt failed with; nil in the final report of a
+	// call that succeeded after retries (Reason Succeeded).
 	Err error
-	// Class is Err's retry class.
+	// Class is Err's retry class (the zero Class, Permanent, when Err is nil).
 	Class codes.Class
 	// Wait is the wait before the next attempt; 0 when none follows.
 	Wait time.Duration
@@ -63,6 +66,9 @@ const (
 	// ServerPushback: the server asked not to retry, with a negative or
 	// malformed grpc-retry-pushback-ms trailer (WithPushback).
 	ServerPushback
+	// Succeeded: the final report of a call that was retried and whose
+	// attempt N succeeded (Err is nil, nothing follows).
+	Succeeded
 )
 
 var reasonNames = [...]string{
@@ -76,6 +82,31 @@ var reasonNames = [...]string{
 	ContextDone:     "context ended",
 	BudgetExhausted: "retry budget exhausted",
 	ServerPushback:  "server pushback",
+	Succeeded:       "succeeded",
+}
+
+// reasonTokens are the reasons as metric and span attribute values
+// (iamretry.reason): the give-ups use the names the instruments' contract
+// gives them.
+var reasonTokens = [...]string{
+	Retry:           "retry",
+	NotRetryable:    "not_retryable",
+	Unsafe:          "unsafe",
+	Disabled:        "disabled",
+	MaxAttempts:     "max_attempts",
+	DeadlineReached: "deadline",
+	ContextDeadline: "context_deadline",
+	ContextDone:     "context_done",
+	BudgetExhausted: "budget",
+	ServerPushback:  "pushback",
+	Succeeded:       "succeeded",
+}
+
+func (r Reason) token() string {
+	if int(r) < len(reasonTokens) {
+		return reasonTokens[r]
+	}
+	return "unknown"
 }
 
 // String returns a short phrase for the reason, such as "unsafe to retry".

@@ -21,6 +21,7 @@ import (
 
 	"cloud.google.com/go/iam/apiv1/iampb"
 	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/retry"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"google.golang.org/grpc"
 	grpccodes "google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -111,6 +112,77 @@ func BenchmarkSuccess(b *testing.B) {
 	}
 }
 
+// sdkProvider is an OpenTelemetry SDK MeterProvider with a ManualReader,
+// shut down by tb's cleanup.
+func sdkProvider(tb testing.TB) *sdkmetric.MeterProvider {
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+	tb.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
+	return mp
+}
+
+// BenchmarkSuccessMetrics is BenchmarkSuccess/ours with the instruments on
+// (an SDK MeterProvider) and with per-call overrides: the success path
+// stays at 0 allocs/op (one atomic add with metrics; one scan of the call
+// options with overrides).
+func BenchmarkSuccessMetrics(b *testing.B) {
+	impls := []struct {
+		name string
+		ic   grpc.UnaryClientInterceptor
+	}{
+		{"off", ours(b)},
+		{"on", ours(b, interceptor.WithMeterProvider(sdkProvider(b)))},
+	}
+	recv := grpc.MaxCallRecvMsgSize(1 << 20)
+	cases := append(callOpts(), struct {
+		name string
+		opts []grpc.CallOption
+	}{"one-opt+overrides", []grpc.CallOption{recv, interceptor.CallDeadline(5 * time.Minute), interceptor.CallMaxAttempts(3)}})
+	ctx := context.Background()
+	for _, impl := range impls {
+		b.Run(impl.name, func(b *testing.B) {
+			for _, c := range cases {
+				b.Run(c.name, func(b *testing.B) {
+					ic, opts := impl.ic, c.opts
+					b.ReportAllocs()
+					for b.Loop() {
+						if err := ic(ctx, benchMethod, benchReq, benchReply, nil, noopInvoker, opts...); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			}
+		})
+	}
+}
+
+// BenchmarkRetryOnceMetrics is BenchmarkRetryOnce/ours with the instruments
+// on: a retried call records through pre-built attribute options.
+func BenchmarkRetryOnceMetrics(b *testing.B) {
+	unavailable := status.Error(grpccodes.Unavailable, "unavailable")
+	failNext := false
+	invoker := func(context.Context, string, any, any, *grpc.ClientConn, ...grpc.CallOption) error {
+		failNext = !failNext
+		if failNext {
+			return unavailable
+		}
+		return nil
+	}
+	clk := vclock.New()
+	ic := ours(b, interceptor.WithClock(clk), interceptor.WithMeterProvider(sdkProvider(b)))
+	ctx := context.Background()
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		if err := ic(ctx, benchMethod, benchReq, benchReply, nil, invoker); err != nil {
+			b.Fatal(err)
+		}
+		if i++; i&4095 == 0 {
+			clk.Reset()
+		}
+	}
+	clk.Reset()
+}
+
 // TestSuccessPathAllocatesNothing locks in the promise of the package doc:
 // a call that succeeds at once costs no allocation, whatever call options it
 // carries, our own included.
@@ -127,6 +199,8 @@ func TestSuccessPathAllocatesNothing(t *testing.T) {
 		{"one-opt+Disable", []grpc.CallOption{recv, interceptor.Disable()}},
 		{"one-opt+RetryNotFound", []grpc.CallOption{recv, interceptor.RetryNotFound()}},
 		{"all", []grpc.CallOption{recv, grpc.WaitForReady(true), interceptor.RetryNotFound(), interceptor.Disable()}},
+		{"CallDeadline", []grpc.CallOption{interceptor.CallDeadline(5 * time.Minute)}},
+		{"one-opt+overrides", []grpc.CallOption{recv, interceptor.CallDeadline(5 * time.Minute), interceptor.CallMaxAttempts(3)}},
 	}
 	retriers := []struct {
 		name string
@@ -137,8 +211,9 @@ func TestSuccessPathAllocatesNothing(t *testing.T) {
 			interceptor.WithDeadline(2*time.Minute),
 			interceptor.WithRetryNotFound(),
 			interceptor.WithClock(vclock.New()),
-			interceptor.WithObserver(func(interceptor.Attempt) {}),
+			interceptor.WithObserver(func(context.Context, interceptor.Attempt) {}),
 		)},
+		{"metrics", ours(t, interceptor.WithMeterProvider(sdkProvider(t)))},
 	}
 	ctx := context.Background()
 	for _, r := range retriers {

@@ -66,7 +66,7 @@ func TestRetryBudgetHoldsUnderFullOutage(t *testing.T) {
 		refused := 0
 		opts := []interceptor.Option{
 			interceptor.WithClock(clk), interceptor.WithMaxAttempts(6),
-			interceptor.WithObserver(func(a interceptor.Attempt) {
+			interceptor.WithObserver(func(_ context.Context, a interceptor.Attempt) {
 				if a.Reason == interceptor.BudgetExhausted {
 					refused++
 				}

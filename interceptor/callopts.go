@@ -1,18 +1,40 @@
 package interceptor
 
-import "google.golang.org/grpc"
+import (
+	"fmt"
+	"time"
 
-// disableOption and notFoundOption are the per-call options. They embed
-// grpc.EmptyCallOption, so gRPC ignores them: they are harmless on a
-// connection without the interceptor and need not be filtered out. Each is a
-// single shared value, so passing one allocates nothing.
-type disableOption struct{ grpc.EmptyCallOption }
+	"google.golang.org/grpc"
+	grpccodes "google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
 
-type notFoundOption struct{ grpc.EmptyCallOption }
+// callOption is every per-call option of this package: one type, so that
+// the interceptor finds them with one type assertion per call option. It
+// embeds grpc.EmptyCallOption, so gRPC ignores it: it is harmless on a
+// connection without the interceptor and need not be filtered out.
+// Disable() and RetryNotFound() are single shared values, so passing one
+// allocates nothing.
+type callOption struct {
+	grpc.EmptyCallOption
+	kind callKind
+	d    time.Duration // CallDeadline, CallPerAttemptTimeout
+	n    int           // CallMaxAttempts
+}
+
+type callKind uint8
+
+const (
+	callDisable callKind = iota
+	callNotFound
+	callDeadline
+	callMaxAttempts
+	callPerAttempt
+)
 
 var (
-	disableOpt  = &disableOption{}
-	notFoundOpt = &notFoundOption{}
+	disableOpt  = &callOption{kind: callDisable}
+	notFoundOpt = &callOption{kind: callNotFound}
 )
 
 // Disable returns a call option that turns retries off for one call: its
@@ -27,3 +49,110 @@ func Disable() grpc.CallOption { return disableOpt }
 // delete: a delete replayed after a lost answer meets NOT_FOUND because it
 // succeeded, and would retry its own success until the deadline.
 func RetryNotFound() grpc.CallOption { return notFoundOpt }
+
+// CallDeadline returns a call option that sets this call's retry deadline,
+// in place of the Retrier's (WithDeadline): how long the call keeps
+// retrying, counted from its first failure; 0 means none of its own (the
+// context's deadline and the attempt cap rule). A CI step can give one call
+// the guidance's 300 s without a second client.
+//
+// The call's context deadline still wins when it is sooner, and a
+// cloud.google.com/go (GAPIC) method's own timeout is such a deadline: the
+// admin client's methods that have one (60 s) put it on the context of any
+// call whose context has none, so it cuts a longer CallDeadline short. Lift
+// it by giving the call a context with a deadline of your own
+// (context.WithTimeout(ctx, 6*time.Minute)): gax applies its timeout only to
+// a context without one. Or pass gax.WithTimeout(d) with the call.
+//
+// A negative d fails the call at once with INVALID_ARGUMENT naming the
+// option, before anything is sent. On a connection without the interceptor
+// the option does nothing.
+func CallDeadline(d time.Duration) grpc.CallOption {
+	return &callOption{kind: callDeadline, d: d}
+}
+
+// CallMaxAttempts returns a call option that caps this call's attempts, the
+// first included, in place of the Retrier's cap (WithMaxAttempts): 1 never
+// retries, 0 means no cap (the deadline rules). A negative n fails the call
+// at once with INVALID_ARGUMENT naming the option, before anything is sent.
+// On a connection without the interceptor the option does nothing.
+func CallMaxAttempts(n int) grpc.CallOption {
+	return &callOption{kind: callMaxAttempts, n: n}
+}
+
+// CallPerAttemptTimeout returns a call option that gives each attempt of
+// this call its own timeout, in place of the Retrier's
+// (WithPerAttemptTimeout), with the same rules: min(d, what is left of the
+// context and of the retry deadline), and an attempt cut off by it is
+// retried while the caller's context lives. 0 means none for this call. Like
+// any context deadline, a GAPIC method's own timeout (see CallDeadline) still
+// bounds the whole call. A negative d fails the call at once with
+// INVALID_ARGUMENT naming the option, before anything is sent. On a
+// connection without the interceptor the option does nothing.
+func CallPerAttemptTimeout(d time.Duration) grpc.CallOption {
+	return &callOption{kind: callPerAttempt, d: d}
+}
+
+// callSettings is what a call's per-call options say; the zero value is
+// "none given".
+type callSettings struct {
+	disabled, notFound bool
+
+	deadline, perAttempt       time.Duration
+	maxAttempts                int
+	hasDeadline, hasPerAttempt bool
+	hasMaxAttempts             bool
+
+	invalid error // the first invalid option, as an INVALID_ARGUMENT status
+}
+
+// readCallOptions reads the per-call options of opts; a later option of a
+// kind overrides an earlier one.
+func readCallOptions(opts []grpc.CallOption) callSettings {
+	var s callSettings
+	for _, o := range opts {
+		co, ok := o.(*callOption)
+		if !ok {
+			continue
+		}
+		switch co.kind {
+		case callDisable:
+			s.disabled = true
+		case callNotFound:
+			s.notFound = true
+		case callDeadline:
+			if co.d < 0 {
+				s.refuse("CallDeadline(%v): the retry deadline must be >= 0 (0: none of its own; the context's deadline rules)", co.d)
+			}
+			s.deadline, s.hasDeadline = co.d, true
+		case callMaxAttempts:
+			if co.n < 0 {
+				s.refuse("CallMaxAttempts(%d): the attempt count must be >= 0 (0: no cap; 1: no retries)", co.n)
+			}
+			s.maxAttempts, s.hasMaxAttempts = co.n, true
+		case callPerAttempt:
+			if co.d < 0 {
+				s.refuse("CallPerAttemptTimeout(%v): the per-attempt timeout must be >= 0 (0: none)", co.d)
+			}
+			s.perAttempt, s.hasPerAttempt = co.d, true
+		}
+	}
+	return s
+}
+
+func (s *callSettings) refuse(format string, args ...any) {
+	if s.invalid == nil {
+		s.invalid = status.Error(grpccodes.InvalidArgument, "iamretry: "+fmt.Sprintf(format, args...)+"; the call was not sent")
+	}
+}
+
+// hasCallOption reports whether opts hold an option of this package. It is
+// the only thing the success path does with the call options.
+func hasCallOption(opts []grpc.CallOption) bool {
+	for _, o := range opts {
+		if _, ok := o.(*callOption); ok {
+			return true
+		}
+	}
+	return false
+}

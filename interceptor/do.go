@@ -28,7 +28,7 @@ func (r *Retrier) Do(ctx context.Context, name string, f func(context.Context) e
 	if f == nil {
 		return errors.New("iamretry: Retrier.Do(" + name + "): f is nil")
 	}
-	return r.do(ctx, &job{method: name}, f)
+	return r.do(ctx, &job{method: name, deadline: r.cfg.deadline, maxAttempts: r.cfg.maxAttempts}, f)
 }
 
 // do is the engine's entry for the faces that own what they run (Do and the
@@ -41,6 +41,9 @@ func (r *Retrier) do(ctx context.Context, j *job, f func(context.Context) error)
 	ctx = own(ctx)
 	err := f(ctx)
 	if err == nil {
+		if r.m != nil {
+			r.m.succeeded(j.method)
+		}
 		return nil
 	}
 	j.again = func(ctx context.Context, _ int) error { return f(ctx) }

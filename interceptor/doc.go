@@ -20,8 +20,19 @@
 //	c, err := admin.NewIamClient(ctx,
 //		option.WithGRPCDialOption(grpc.WithChainUnaryInterceptor(r.UnaryClientInterceptor())))
 //
-// Per call, Disable() turns retries off and RetryNotFound() opts into 404
-// retries; pass them through gax.WithGRPCOptions.
+// Per call, Disable() turns retries off, RetryNotFound() opts into 404
+// retries, and CallDeadline, CallMaxAttempts and CallPerAttemptTimeout
+// replace the Retrier's limits for that call; pass them through
+// gax.WithGRPCOptions.
+//
+// # See it
+//
+// WithObserver hears every failed attempt with the call's context, and the
+// end of every call that was retried (Reason Succeeded, or its give-up).
+// WithMeterProvider records OpenTelemetry instruments (calls, retries per
+// call, time waited, give-ups by reason, policy writes and conflicts), and a
+// recording span in the call's context gets iamretry.retry and
+// iamretry.gave_up events.
 //
 // # Promises
 //
@@ -49,7 +60,8 @@
 //
 // # Layout
 //
-// retrier.go holds the one retry loop (decide, schedule, budget, observe);
+// retrier.go holds the one retry loop (decide, schedule, budget, observe,
+// end); observe.go, events.go and metrics.go are what it reports to;
 // its faces fill one small job value each: interceptor.go (gRPC calls),
 // do.go (Retrier.Do) and updater.go (the policy Updater, reached through
 // internal/enginehook, not public API).

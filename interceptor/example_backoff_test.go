@@ -37,7 +37,11 @@ func ExampleWithBackoff() {
 		}),
 		interceptor.WithClock(&exampleClock{}),
 		interceptor.WithRandom(func() float64 { return 0.5 }),
-		interceptor.WithObserver(func(a interceptor.Attempt) { fmt.Println("wait", a.Wait) }),
+		interceptor.WithObserver(func(_ context.Context, a interceptor.Attempt) {
+			if a.Retrying {
+				fmt.Println("wait", a.Wait)
+			}
+		}),
 	)
 	if err != nil {
 		fmt.Println(err)
@@ -62,7 +66,11 @@ func ExampleWithMaxBackoff() {
 		interceptor.WithDeadline(300*time.Second),
 		interceptor.WithClock(&exampleClock{}),
 		interceptor.WithRandom(func() float64 { return 0 }),
-		interceptor.WithObserver(func(a interceptor.Attempt) { fmt.Print(a.Wait, " ") }),
+		interceptor.WithObserver(func(_ context.Context, a interceptor.Attempt) {
+			if a.Retrying {
+				fmt.Print(a.Wait, " ")
+			}
+		}),
 	)
 	if err != nil {
 		fmt.Println(err)

@@ -35,7 +35,7 @@ func ExampleWithRetryBudget() {
 		interceptor.WithRetryBudget(0.1, 0),
 		interceptor.WithMaxAttempts(3),
 		interceptor.WithClock(&exampleClock{}),
-		interceptor.WithObserver(func(a interceptor.Attempt) {
+		interceptor.WithObserver(func(_ context.Context, a interceptor.Attempt) {
 			switch a.Reason {
 			case interceptor.Retry:
 				retries++
@@ -62,7 +62,7 @@ func ExampleWithoutRetryBudget() {
 		interceptor.WithoutRetryBudget(),
 		interceptor.WithMaxAttempts(3),
 		interceptor.WithClock(&exampleClock{}),
-		interceptor.WithObserver(func(a interceptor.Attempt) {
+		interceptor.WithObserver(func(_ context.Context, a interceptor.Attempt) {
 			if a.Reason == interceptor.Retry {
 				retries++
 			}

@@ -75,7 +75,11 @@ func ExampleWithRandom() {
 	r, err := interceptor.New(
 		interceptor.WithClock(&exampleClock{}),
 		interceptor.WithRandom(func() float64 { return 0.5 }),
-		interceptor.WithObserver(func(a interceptor.Attempt) { fmt.Println("wait", a.Wait) }),
+		interceptor.WithObserver(func(_ context.Context, a interceptor.Attempt) {
+			if a.Retrying {
+				fmt.Println("wait", a.Wait)
+			}
+		}),
 	)
 	if err != nil {
 		fmt.Println(err)

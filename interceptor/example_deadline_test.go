@@ -23,7 +23,7 @@ func ExampleWithDeadline() {
 		interceptor.WithDeadline(10*time.Second),
 		interceptor.WithClock(clk),
 		interceptor.WithRandom(func() float64 { return 0 }),
-		interceptor.WithObserver(func(a interceptor.Attempt) {
+		interceptor.WithObserver(func(_ context.Context, a interceptor.Attempt) {
 			fmt.Printf("attempt %d: %s, wait %v\n", a.N, a.Reason, a.Wait)
 		}),
 	)
@@ -48,7 +48,7 @@ func ExampleWithMaxAttempts() {
 	r, err := interceptor.New(
 		interceptor.WithMaxAttempts(3),
 		interceptor.WithClock(&exampleClock{}),
-		interceptor.WithObserver(func(a interceptor.Attempt) { fmt.Printf("attempt %d: %s\n", a.N, a.Reason) }),
+		interceptor.WithObserver(func(_ context.Context, a interceptor.Attempt) { fmt.Printf("attempt %d: %s\n", a.N, a.Reason) }),
 	)
 	if err != nil {
 		fmt.Println(err)
@@ -72,7 +72,7 @@ func ExampleWithPerAttemptTimeout() {
 	r, err := interceptor.New(
 		interceptor.WithPerAttemptTimeout(20*time.Millisecond),
 		interceptor.WithClock(&exampleClock{}),
-		interceptor.WithObserver(func(a interceptor.Attempt) {
+		interceptor.WithObserver(func(_ context.Context, a interceptor.Attempt) {
 			fmt.Printf("attempt %d: %v (%v), %s\n", a.N, status.Code(a.Err), a.Class, a.Reason)
 		}),
 	)
@@ -93,5 +93,6 @@ func ExampleWithPerAttemptTimeout() {
 	fmt.Println(status.Code(err), "after", calls, "calls")
 	// Output:
 	// attempt 1: DeadlineExceeded (Transient), retry
+	// attempt 2: OK (Permanent), succeeded
 	// OK after 2 calls
 }

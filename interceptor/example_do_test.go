@@ -18,7 +18,7 @@ func ExampleRetrier_Do() {
 	r, err := interceptor.New(
 		interceptor.WithClock(&exampleClock{}),
 		interceptor.WithRandom(func() float64 { return 0 }),
-		interceptor.WithObserver(func(a interceptor.Attempt) {
+		interceptor.WithObserver(func(_ context.Context, a interceptor.Attempt) {
 			fmt.Printf("%s attempt %d: %v, %s, wait %v\n", a.Method, a.N, status.Code(a.Err), a.Reason, a.Wait)
 		}),
 	)
@@ -38,5 +38,6 @@ func ExampleRetrier_Do() {
 	// Output:
 	// sync-groups attempt 1: Unavailable, retry, wait 1s
 	// sync-groups attempt 2: Unavailable, retry, wait 2s
+	// sync-groups attempt 3: OK, succeeded, wait 0s
 	// <nil> after 3 runs
 }

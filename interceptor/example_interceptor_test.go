@@ -25,7 +25,11 @@ func ExampleRetrier_UnaryClientInterceptor() {
 		interceptor.WithDeadline(2*time.Minute),
 		interceptor.WithClock(iamtest.NewVirtualClock(time.Now())),
 		interceptor.WithRandom(func() float64 { return 0.25 }),
-		interceptor.WithObserver(func(a interceptor.Attempt) {
+		interceptor.WithObserver(func(_ context.Context, a interceptor.Attempt) {
+			if a.Reason == interceptor.Succeeded { // the final report of a call that was retried
+				fmt.Printf("attempt %d: succeeded after %v\n", a.N, a.Elapsed)
+				return
+			}
 			fmt.Printf("attempt %d: %v (%v), %s, wait %v\n", a.N, status.Code(a.Err), a.Class, a.Reason, a.Wait)
 		}),
 	)
@@ -49,6 +53,7 @@ func ExampleRetrier_UnaryClientInterceptor() {
 	// Output:
 	// attempt 1: Unavailable (Transient), retry, wait 1.25s
 	// attempt 2: Internal (Transient), retry, wait 2.25s
+	// attempt 3: succeeded after 3.5s
 	// calls: 3 err: <nil>
 }
 

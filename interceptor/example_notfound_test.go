@@ -55,7 +55,7 @@ func ExampleRetryNotFound() {
 func ExampleDisable() {
 	r, err := interceptor.New(
 		interceptor.WithClock(&exampleClock{}),
-		interceptor.WithObserver(func(a interceptor.Attempt) { fmt.Println("attempt", a.N, a.Reason) }),
+		interceptor.WithObserver(func(_ context.Context, a interceptor.Attempt) { fmt.Println("attempt", a.N, a.Reason) }),
 	)
 	if err != nil {
 		fmt.Println(err)

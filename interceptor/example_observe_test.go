@@ -18,7 +18,7 @@ func ExampleWithObserver() {
 	r, err := interceptor.New(
 		interceptor.WithClock(&exampleClock{}),
 		interceptor.WithRandom(func() float64 { return 0 }),
-		interceptor.WithObserver(func(a interceptor.Attempt) {
+		interceptor.WithObserver(func(_ context.Context, a interceptor.Attempt) {
 			fmt.Printf("%s attempt %d: %v, class %v, %s, wait %v, retrying %v\n",
 				a.Method, a.N, status.Code(a.Err), a.Class, a.Reason, a.Wait, a.Retrying)
 		}),

@@ -20,7 +20,9 @@ func ExampleWithPushback() {
 		interceptor.WithPushback(),
 		interceptor.WithClock(&exampleClock{}),
 		interceptor.WithRandom(func() float64 { return 0 }),
-		interceptor.WithObserver(func(a interceptor.Attempt) { fmt.Printf("attempt %d: %s, wait %v\n", a.N, a.Reason, a.Wait) }),
+		interceptor.WithObserver(func(_ context.Context, a interceptor.Attempt) {
+			fmt.Printf("attempt %d: %s, wait %v\n", a.N, a.Reason, a.Wait)
+		}),
 	)
 	if err != nil {
 		fmt.Println(err)

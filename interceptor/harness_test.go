@@ -63,7 +63,7 @@ func newHarness(t *testing.T, opts ...interceptor.Option) *harness {
 	base := []interceptor.Option{
 		interceptor.WithClock(h.clock),
 		fixedRandom(0.5),
-		interceptor.WithObserver(func(a interceptor.Attempt) { h.attempts = append(h.attempts, a) }),
+		interceptor.WithObserver(func(_ context.Context, a interceptor.Attempt) { h.attempts = append(h.attempts, a) }),
 	}
 	r, err := interceptor.New(append(base, opts...)...)
 	if err != nil {

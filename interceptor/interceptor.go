@@ -45,26 +45,53 @@ func (r *Retrier) intercept(ctx context.Context, method string, req, reply any, 
 	if r.budget != nil {
 		r.budget.deposit()
 	}
-	if r.cfg.pushback {
-		return r.interceptWithTrailer(ctx, method, req, reply, cc, invoker, opts)
-	}
-	if r.cfg.perAttempt > 0 {
-		g := &grpcCall{r: r, method: method, req: req, reply: reply, cc: cc, invoker: invoker, opts: opts}
-		return g.first(ctx)
+	if r.slow || hasCallOption(opts) {
+		return r.interceptSlow(ctx, method, req, reply, cc, invoker, opts)
 	}
 	err := invoker(ctx, method, req, reply, cc, opts...)
 	if err == nil {
+		if r.m != nil {
+			r.m.succeeded(method)
+		}
 		return nil
 	}
 	g := &grpcCall{r: r, method: method, req: req, reply: reply, cc: cc, invoker: invoker, opts: opts}
 	return g.retry(ctx, err)
 }
 
-// interceptWithTrailer is intercept for WithPushback: every attempt reads
-// its trailer, which costs allocations even when the call succeeds.
-func (r *Retrier) interceptWithTrailer(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts []grpc.CallOption) error {
-	g := &grpcCall{r: r, method: method, req: req, reply: reply, cc: cc, invoker: invoker, opts: opts, trailer: new(metadata.MD)}
-	g.opts = append(opts[:len(opts):len(opts)], grpc.Trailer(g.trailer))
+// interceptSlow is intercept for a call that carries per-call options of
+// this package, or a Retrier with a per-attempt timeout or pushback (which
+// cost allocations on every call: a context and timer per attempt, or a
+// trailer). Per-call options alone cost nothing more on success.
+func (r *Retrier) interceptSlow(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts []grpc.CallOption) error {
+	set := readCallOptions(opts)
+	if set.invalid != nil {
+		if r.m != nil {
+			r.m.ended(ctx, method, set.invalid, 0, 0, NotRetryable)
+		}
+		return set.invalid
+	}
+	perAttempt := r.cfg.perAttempt
+	if set.hasPerAttempt {
+		perAttempt = set.perAttempt
+	}
+	if perAttempt == 0 && !r.cfg.pushback {
+		err := invoker(ctx, method, req, reply, cc, opts...)
+		if err == nil {
+			if r.m != nil {
+				r.m.succeeded(method)
+			}
+			return nil
+		}
+		g := &grpcCall{r: r, method: method, req: req, reply: reply, cc: cc, invoker: invoker, opts: opts, set: set}
+		return g.retry(ctx, err)
+	}
+	g := &grpcCall{r: r, method: method, req: req, reply: reply, cc: cc, invoker: invoker, opts: opts, set: set, perAttempt: perAttempt}
+	if r.cfg.pushback {
+		// Every attempt reads its trailer.
+		g.trailer = new(metadata.MD)
+		g.opts = append(opts[:len(opts):len(opts)], grpc.Trailer(g.trailer))
+	}
 	return g.first(ctx)
 }
 
@@ -81,6 +108,10 @@ type grpcCall struct {
 	invoker grpc.UnaryInvoker
 	opts    []grpc.CallOption // with grpc.Trailer(trailer) when trailer is set
 	trailer *metadata.MD      // WithPushback: each attempt's trailer
+	set     callSettings      // the call's per-call options
+	// perAttempt is the call's per-attempt timeout (the Retrier's, or
+	// CallPerAttemptTimeout's); 0: none.
+	perAttempt time.Duration
 	// retryEnd is when the retry deadline ends, for per-attempt timeouts.
 	retryEnd time.Time
 	// cut tells whether the last attempt ran out of the per-attempt timeout
@@ -90,8 +121,11 @@ type grpcCall struct {
 
 // first runs the first attempt and, if it fails, the retries.
 func (g *grpcCall) first(ctx context.Context) error {
-	err := g.attempt(ctx, g.r.cfg.perAttempt)
+	err := g.attempt(ctx, g.perAttempt)
 	if err == nil {
+		if g.r.m != nil {
+			g.r.m.succeeded(g.method)
+		}
 		return nil
 	}
 	return g.retry(ctx, err)
@@ -103,23 +137,33 @@ func (g *grpcCall) first(ctx context.Context) error {
 // untouched. The mark is read only here, after a failure.
 func (g *grpcCall) retry(ctx context.Context, err error) error {
 	if owned(ctx) {
+		if g.r.m != nil {
+			g.r.m.ended(ctx, g.method, err, 0, 0, NotRetryable)
+		}
 		return err
 	}
-	disabled, notFound := callFlags(g.opts)
 	c := &g.r.cfg
-	if c.deadline > 0 && c.perAttempt > 0 {
-		g.retryEnd = c.clock.Now().Add(c.deadline)
-	}
 	j := &job{
 		method:        g.method,
 		req:           g.req,
 		checkSafe:     true,
-		disabled:      disabled,
-		retryNotFound: notFound,
+		disabled:      g.set.disabled,
+		retryNotFound: g.set.notFound,
+		deadline:      c.deadline,
+		maxAttempts:   c.maxAttempts,
 		trailer:       g.trailer,
 		again:         g.again,
 	}
-	if c.perAttempt > 0 {
+	if g.set.hasDeadline {
+		j.deadline = g.set.deadline
+	}
+	if g.set.hasMaxAttempts {
+		j.maxAttempts = g.set.maxAttempts
+	}
+	if j.deadline > 0 && g.perAttempt > 0 {
+		g.retryEnd = c.clock.Now().Add(j.deadline)
+	}
+	if g.perAttempt > 0 {
 		j.cut = g.wasCut
 	}
 	return g.r.run(ctx, j, err)
@@ -133,7 +177,7 @@ func (g *grpcCall) again(ctx context.Context, n int) error {
 		*g.trailer = nil
 	}
 	ctx = withAttempt(ctx, n)
-	d := g.r.cfg.perAttempt
+	d := g.perAttempt
 	if d > 0 && !g.retryEnd.IsZero() {
 		d = min(d, g.retryEnd.Sub(g.r.cfg.clock.Now()))
 	}
@@ -143,7 +187,7 @@ func (g *grpcCall) again(ctx context.Context, n int) error {
 // attempt invokes the call once, under a timeout of d when d > 0.
 func (g *grpcCall) attempt(ctx context.Context, d time.Duration) error {
 	g.cut = false
-	if d <= 0 && g.r.cfg.perAttempt == 0 {
+	if d <= 0 && g.perAttempt == 0 {
 		return g.invoker(ctx, g.method, g.req, g.reply, g.cc, g.opts...)
 	}
 	actx, cancel := context.WithTimeout(ctx, max(d, 0))
@@ -153,19 +197,6 @@ func (g *grpcCall) attempt(ctx context.Context, d time.Duration) error {
 		g.cut = true
 	}
 	return err
-}
-
-// callFlags reads the per-call options.
-func callFlags(opts []grpc.CallOption) (disabled, notFound bool) {
-	for _, o := range opts {
-		switch o.(type) {
-		case *disableOption:
-			disabled = true
-		case *notFoundOption:
-			notFound = true
-		}
-	}
-	return disabled, notFound
 }
 
 // withAttempt returns ctx with the attempt's number in its outgoing metadata

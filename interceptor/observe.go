@@ -7,14 +7,16 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-// observe hands a to every observer, in order, then to the logger.
+// observe hands a to every observer, in order, then to the logger, then
+// adds its span event (events.go).
 func (r *Retrier) observe(ctx context.Context, a *Attempt) {
 	for _, f := range r.cfg.observers {
-		f(*a)
+		f(ctx, *a)
 	}
 	if r.cfg.logger != nil {
 		logAttempt(ctx, r.cfg.logger, a)
 	}
+	spanEvent(ctx, a)
 }
 
 // WithLogger logs each retry and each give-up through l, go-grpc-middleware's
@@ -26,6 +28,7 @@ func (r *Retrier) observe(ctx context.Context, a *Attempt) {
 //	       context deadline too near, retry budget exhausted, server
 //	       pushback, context ended during a wait
 //	Info   a transient failure not retried because the method is unsafe
+//	Info   a call that was retried succeeded (iamretry.reason "succeeded")
 //	Debug  a failure that is not retried by its nature (Permanent, Conflict,
 //	       404 without the opt-in, Disable(), the caller's context ended):
 //	       the caller gets the error and decides
@@ -55,6 +58,8 @@ func logAttempt(ctx context.Context, l logging.Logger, a *Attempt) {
 		}
 	case Unsafe:
 		level = logging.LevelInfo
+	case Succeeded:
+		level, msg = logging.LevelInfo, "iamretry: succeeded after retries"
 	}
 	l.Log(ctx, level, msg,
 		"grpc.method", a.Method,

@@ -1,12 +1,15 @@
 package interceptor
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"time"
 
 	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/logging"
+	"go.opentelemetry.io/otel/metric"
+
 	"github.com/iamretry/iamretry/codes"
 )
 
@@ -30,9 +33,10 @@ type config struct {
 	safe          func(method string, req any) bool
 	clock         Clock
 	random        func() float64
-	observers     []func(Attempt)
+	observers     []func(context.Context, Attempt)
 	logger        logging.Logger
 	pushback      bool
+	meterProvider metric.MeterProvider
 
 	budgetRatio     float64
 	budgetPerSecond float64
@@ -249,11 +253,16 @@ func WithRandom(f func() float64) Option {
 	}
 }
 
-// WithObserver adds a function called after every failed attempt, with what
-// was decided (see Attempt). Several observers are called in the order they
-// were added, synchronously, on the calling goroutine: keep them fast. It
-// must not be nil.
-func WithObserver(f func(Attempt)) Option {
+// WithObserver adds a function called after every failed attempt, with the
+// call's context (so that it can log with the caller's trace and values) and
+// what was decided (see Attempt), and once more when a call that was retried
+// ends: its give-up (Retrying false), or Reason Succeeded with Err nil. A
+// call that succeeds at once reports nothing, so the success path stays
+// free. For a coalesced policy Updater batch the context carries the values
+// of the batch's first caller. Several observers are called in the order
+// they were added, synchronously, on the calling goroutine: keep them fast.
+// It must not be nil.
+func WithObserver(f func(context.Context, Attempt)) Option {
 	return func(c *config) {
 		if f == nil {
 			c.fail("WithObserver(nil): give a function, or leave the option out")

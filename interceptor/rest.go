@@ -83,10 +83,28 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	resp, err := t.base.RoundTrip(req)
 	if err == nil && resp.StatusCode < 400 {
+		t.succeeded(req)
 		return resp, nil
 	}
 	c := &restCall{t: t, req: req}
 	return c.failed(resp, err)
+}
+
+// restOther is the name a request that maps to no gRPC method is counted
+// under (grpc.method "other").
+const restOther = "other"
+
+// succeeded counts a request that succeeded without a retry of its own, under
+// the gRPC method it maps to (metrics only: mapping costs no allocation).
+func (t *transport) succeeded(req *http.Request) {
+	if t.r.m == nil {
+		return
+	}
+	name := restOther
+	if rule, ok := restMethod(req.Method, req.URL.Host, req.URL.Path); ok {
+		name = rule.method
+	}
+	t.r.m.succeeded(name)
 }
 
 func hasBody(req *http.Request) bool { return req.Body != nil && req.Body != http.NoBody }
@@ -123,6 +141,7 @@ func (c *restCall) first() (*http.Response, error) {
 		c.body, c.buffered = b, true
 	}
 	if err := c.attempt(c.req.Context(), 1, c.t.r.cfg.perAttempt); err == nil {
+		c.t.succeeded(c.req)
 		return c.last, nil
 	}
 	return c.retry()
@@ -134,6 +153,7 @@ func (c *restCall) failed(resp *http.Response, err error) (*http.Response, error
 		return resp, err
 	}
 	if c.absorb(resp, err) == nil {
+		c.t.succeeded(c.req)
 		return c.last, nil
 	}
 	return c.retry()
@@ -158,6 +178,8 @@ func (c *restCall) retry() (*http.Response, error) {
 	f := restFlagsOf(ctx)
 	j := &job{
 		method:        name,
+		deadline:      cfg.deadline,
+		maxAttempts:   cfg.maxAttempts,
 		checkSafe:     true,
 		disabled:      f&restDisable != 0,
 		retryNotFound: f&restNotFound != 0,

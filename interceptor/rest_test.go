@@ -244,7 +244,7 @@ func (b okBase) RoundTrip(*http.Request) (*http.Response, error) { return b.resp
 
 func TestRESTSuccessPathAllocatesNothing(t *testing.T) {
 	base := okBase{&http.Response{StatusCode: 200, Body: http.NoBody}}
-	r, err := interceptor.New(interceptor.WithObserver(func(interceptor.Attempt) {}))
+	r, err := interceptor.New(interceptor.WithObserver(func(context.Context, interceptor.Attempt) {}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -303,6 +303,43 @@ func BenchmarkRESTLoopback(b *testing.B) {
 				}
 				_, _ = io.Copy(io.Discard, resp.Body)
 				resp.Body.Close()
+			}
+		})
+	}
+}
+
+// TestRESTRetryDeadlineAndAttemptCapHold pins the Retrier's retry deadline
+// and attempt cap on the REST face, as on the gRPC one: a GET that answers
+// 503 for good is retried on the documented schedule until the next wait
+// would end past the 60 s default deadline (6 attempts, 33.5 s with a
+// random fraction of 0.5), and WithMaxAttempts(2) stops it at 2.
+func TestRESTRetryDeadlineAndAttemptCapHold(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		opts     []interceptor.Option
+		attempts int
+		elapsed  time.Duration
+	}{
+		{"default deadline", nil, 6, 33500 * time.Millisecond},
+		{"max attempts 2", []interceptor.Option{interceptor.WithMaxAttempts(2)}, 2, 1500 * time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			answers := make([]httpAnswer, 20)
+			for i := range answers {
+				answers[i] = unavailable()
+			}
+			base := &scriptedBase{answers: answers}
+			clock := vclock.New()
+			hc := &http.Client{Transport: restRetrier(t, clock, tc.opts...).RoundTripper(base)}
+			start := clock.Now()
+			resp, err := hc.Get("https://iam.googleapis.com/v1/projects/p/serviceAccounts/a@p.iam.gserviceaccount.com")
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != 503 || len(base.attempts) != tc.attempts || clock.Since(start) != tc.elapsed {
+				t.Fatalf("status %d after %d attempts over %v, want 503 after %d over %v",
+					resp.StatusCode, len(base.attempts), clock.Since(start), tc.attempts, tc.elapsed)
 			}
 		})
 	}

@@ -144,7 +144,8 @@ func restMethod(verb, host, path string) (restRule, bool) {
 	if h := hostOnly(host); strings.HasSuffix(h, ".googleapis.com") {
 		service, _, _ = strings.Cut(h, ".")
 	}
-	segs := strings.Split(strings.TrimLeft(path, "/"), "/")
+	var buf [16]string // on the stack: mapping a request allocates nothing
+	segs := splitPath(buf[:0], strings.TrimLeft(path, "/"))
 	last := segs[len(segs)-1]
 	custom := ""
 	if i := strings.LastIndexByte(last, ':'); i >= 0 {
@@ -159,6 +160,19 @@ func restMethod(verb, host, path string) (restRule, bool) {
 		return m, true
 	}
 	return restRule{}, false
+}
+
+// splitPath appends path's "/"-separated segments to segs, as strings.Split
+// would, without allocating while they fit.
+func splitPath(segs []string, path string) []string {
+	for {
+		seg, rest, more := strings.Cut(path, "/")
+		segs = append(segs, seg)
+		if !more {
+			return segs
+		}
+		path = rest
+	}
 }
 
 func segsMatch(pattern, segs []string) bool {

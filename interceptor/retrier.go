@@ -17,7 +17,9 @@ import (
 // number of calls; build one per client (or per process) and share it.
 type Retrier struct {
 	cfg    config
-	budget *budget // nil: no budget
+	budget *budget  // nil: no budget
+	m      *metrics // nil: no MeterProvider (WithMeterProvider)
+	slow   bool     // every call takes interceptSlow: per-attempt timeout or pushback
 }
 
 // New builds a Retrier from options applied over the defaults (the IAM
@@ -37,9 +39,16 @@ func New(opts ...Option) (*Retrier, error) {
 	if len(c.errs) > 0 {
 		return nil, errors.Join(c.errs...)
 	}
-	r := &Retrier{cfg: c}
+	r := &Retrier{cfg: c, slow: c.perAttempt > 0 || c.pushback}
 	if !c.budgetOff {
 		r.budget = newBudget(c.budgetRatio, c.budgetPerSecond)
+	}
+	if c.meterProvider != nil {
+		m, err := newMetrics(c.meterProvider)
+		if err != nil {
+			return nil, err
+		}
+		r.m = m
 	}
 	return r, nil
 }
@@ -61,6 +70,10 @@ type job struct {
 	disabled      bool // Disable() was passed
 	retryNotFound bool
 	retryConflict bool // the read-modify-write reruns after a Conflict
+	// deadline and maxAttempts are the call's retry deadline and attempt
+	// cap: the Retrier's, or the call's own (CallDeadline, CallMaxAttempts).
+	deadline    time.Duration
+	maxAttempts int
 	// cut reports whether the last attempt was cut off by the Retrier's own
 	// per-attempt timeout while the caller's context lived; nil: never.
 	cut func() bool
@@ -84,11 +97,14 @@ type job struct {
 // caller: the last error an attempt returned, unchanged, or, when the
 // context ended during a wait, an error that carries the context's code and
 // wraps that last error. Each failure is decided (decide), scheduled against
-// the attempt cap, the deadlines and the budget (schedule), and observed.
+// the attempt cap, the deadlines and the budget (schedule), and observed
+// (observe: observers, logger, span events); the call's end is observed
+// once more when it was retried, and recorded (end: metrics).
 func (r *Retrier) run(ctx context.Context, j *job, err error) error {
 	c := &r.cfg
 	start := c.clock.Now()
 	now := start
+	var waited time.Duration // between attempts, for retry_delay
 	for n := 1; ; n++ {
 		a := Attempt{Method: j.method, Resource: j.resource, N: n, Err: err, Elapsed: now.Sub(start)}
 		a.Class, a.Reason = r.decide(ctx, j, err)
@@ -97,20 +113,60 @@ func (r *Retrier) run(ctx context.Context, j *job, err error) error {
 		}
 		r.observe(ctx, &a)
 		if !a.Retrying {
+			r.end(ctx, j, &a, n-1, waited)
 			return err
 		}
 		if serr := c.clock.Sleep(ctx, a.Wait); serr != nil {
 			werr := interrupted(ctx, serr, err)
+			t := c.clock.Now()
+			waited += t.Sub(now)
 			a.Err, a.Wait, a.Retrying, a.Reason = werr, 0, false, ContextDone
-			a.Elapsed = c.clock.Now().Sub(start)
+			a.Elapsed = t.Sub(start)
 			r.observe(ctx, &a)
+			r.end(ctx, j, &a, n-1, waited)
 			return werr
 		}
+		waited += a.Wait
+		if a.Class == codes.Conflict && r.m != nil {
+			r.m.conflicts.Add(ctx, 1, r.m.statsFor(j.method).plain...)
+		}
 		if err = j.again(ctx, n+1); err == nil {
+			// The final report: only calls that were retried get one.
+			done := Attempt{Method: j.method, Resource: j.resource, N: n + 1, Reason: Succeeded, Elapsed: c.clock.Now().Sub(start)}
+			r.observe(ctx, &done)
+			r.end(ctx, j, &done, n, waited)
 			return nil
 		}
 		now = c.clock.Now()
 	}
+}
+
+// end records the end of a call that failed at least once: retries is how
+// many retries it made, waited the time it spent waiting between attempts.
+func (r *Retrier) end(ctx context.Context, j *job, a *Attempt, retries int, waited time.Duration) {
+	if r.m == nil {
+		return
+	}
+	reason := a.Reason
+	if reason == ContextDone && !givesUp(a) {
+		reason = NotRetryable // not a give-up: the error was not retryable anyway
+	}
+	r.m.ended(ctx, j.method, a.Err, retries, waited, reason)
+}
+
+// givesUp reports whether a ends a call with a retryable failure that was
+// not retried (the gave_up instrument, the iamretry.gave_up span event):
+// a deadline, the attempt cap, the budget, the server's pushback, an
+// unsafe method, or the caller's context that ended during a wait or
+// during an attempt that failed transiently.
+func givesUp(a *Attempt) bool {
+	switch a.Reason {
+	case Unsafe, MaxAttempts, DeadlineReached, ContextDeadline, BudgetExhausted, ServerPushback:
+		return true
+	case ContextDone:
+		return isInterrupted(a.Err) || a.Class == codes.Transient
+	}
+	return false
 }
 
 // decide classifies err and says whether its kind may be retried at all.
@@ -164,7 +220,7 @@ func (r *Retrier) decide(ctx context.Context, j *job, err error) (codes.Class, R
 // started.
 func (r *Retrier) schedule(ctx context.Context, j *job, start, now time.Time, n int, a *Attempt) Reason {
 	c := &r.cfg
-	if c.maxAttempts > 0 && n >= c.maxAttempts {
+	if j.maxAttempts > 0 && n >= j.maxAttempts {
 		return MaxAttempts
 	}
 	wait := c.backoff.Delay(n-1, c.random())
@@ -187,7 +243,7 @@ func (r *Retrier) schedule(ctx context.Context, j *job, start, now time.Time, n 
 		}
 	}
 	end := now.Add(wait)
-	if c.deadline > 0 && end.After(start.Add(c.deadline)) {
+	if j.deadline > 0 && end.After(start.Add(j.deadline)) {
 		return DeadlineReached
 	}
 	if dl, ok := ctx.Deadline(); ok && !end.Before(dl) {

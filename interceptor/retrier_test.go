@@ -337,6 +337,7 @@ func TestLoggerLevels(t *testing.T) {
 		{logging.LevelDebug, "iamretry: not retried", "PermissionDenied"},
 		{logging.LevelInfo, "iamretry: not retried", "Internal"},
 		{logging.LevelInfo, "iamretry: retrying", "Unavailable"},
+		{logging.LevelInfo, "iamretry: succeeded after retries", "OK"},
 		{logging.LevelWarn, "iamretry: giving up", "Unavailable"},
 	}
 	if !reflect.DeepEqual(got, want) {

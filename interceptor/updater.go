@@ -13,6 +13,15 @@ import (
 func init() {
 	enginehook.NewUpdaterRetrier = newUpdaterRetrier
 	enginehook.RunUpdate = runUpdate
+	enginehook.CountWrite = countWrite
+	enginehook.WithCallers = withCallers
+}
+
+// countWrite counts one SetIamPolicy call of an Updater built on r.
+func countWrite(r *Retrier, ctx context.Context) {
+	if r.m != nil {
+		r.m.write(ctx)
+	}
 }
 
 // newUpdaterRetrier is New for a policy Updater. An option that does not
@@ -37,5 +46,5 @@ func newUpdaterRetrier(opts ...Option) (*Retrier, error) {
 }
 
 func runUpdate(r *Retrier, ctx context.Context, method, resource string, f func(context.Context) error) error {
-	return r.do(ctx, &job{method: method, resource: resource, retryConflict: true}, f)
+	return r.do(ctx, &job{method: method, resource: resource, retryConflict: true, deadline: r.cfg.deadline, maxAttempts: r.cfg.maxAttempts}, f)
 }

@@ -66,7 +66,11 @@ func newRESTRig(t testing.TB, wrap func(http.Handler) http.Handler, opts ...inte
 	t.Cleanup(g.srv.Close)
 	r, err := interceptor.New(append([]interceptor.Option{
 		interceptor.WithClock(g.clock), interceptor.WithRandom(halfRandom),
-		interceptor.WithObserver(func(a interceptor.Attempt) { g.mu.Lock(); g.attempts = append(g.attempts, a); g.mu.Unlock() }),
+		interceptor.WithObserver(func(_ context.Context, a interceptor.Attempt) {
+			g.mu.Lock()
+			g.attempts = append(g.attempts, a)
+			g.mu.Unlock()
+		}),
 	}, opts...)...)
 	if err != nil {
 		t.Fatal(err)

@@ -55,13 +55,14 @@ type demoFlags struct {
 	realTime bool
 	seed     uint64
 	rtt      time.Duration
+	metrics  bool
 }
 
 func demoCommand() *command {
 	return &command{
 		name:    "demo",
 		summary: "act out the IAM retry guidance against a built-in fake (make demo)",
-		usage:   "iamretry demo [--json] [--real-time] [--seed N]",
+		usage:   "iamretry demo [--json] [--real-time] [--seed N] [--metrics]",
 		long:    demoLong,
 		flags: func(fs *flag.FlagSet) func(context.Context, *cmdIO, []string) error {
 			f := &demoFlags{}
@@ -69,6 +70,7 @@ func demoCommand() *command {
 			fs.BoolVar(&f.realTime, "real-time", false, "wait on the wall clock (the demo then takes about a minute)")
 			fs.Uint64Var(&f.seed, "seed", 1, "seed of the jitter's random fractions (the story is the same for equal seeds)")
 			fs.DurationVar(&f.rtt, "rtt", 50*time.Millisecond, "round-trip time of every call to the fake")
+			fs.BoolVar(&f.metrics, "metrics", false, "print the OpenTelemetry instruments' values at the end (read through a ManualReader)")
 			return func(ctx context.Context, cio *cmdIO, args []string) error {
 				if len(args) > 0 {
 					return usagef("unexpected argument %q; demo takes flags only", args[0])
@@ -101,6 +103,8 @@ type demo struct {
 	closers []func() error
 
 	account *adminpb.ServiceAccount // created in step 2
+
+	meter *demoMeter // --metrics, else nil
 }
 
 // demoStep is one step of the story.
@@ -142,6 +146,9 @@ func runDemo(ctx context.Context, cio *cmdIO, f *demoFlags) (err error) {
 		d.clk = newSimClock(time.Now())
 	}
 	d.start = d.clk.Now()
+	if f.metrics {
+		d.meter = newDemoMeter()
+	}
 	if d.fake, err = iamtest.New(iamtest.WithClock(d.clk), iamtest.WithSeed(int64(f.seed))); err != nil {
 		return err
 	}
@@ -176,6 +183,11 @@ func runDemo(ctx context.Context, cio *cmdIO, f *demoFlags) (err error) {
 		}
 	}
 	d.tl.summary(summary{OK: allOK, Steps: results})
+	if d.meter != nil {
+		if err := d.meter.print(ctx, cio.stdout); err != nil {
+			return err
+		}
+	}
 	if d.tl.err != nil {
 		return d.tl.err
 	}
@@ -256,8 +268,11 @@ func (d *demo) stepAttempts() []interceptor.Attempt {
 
 // observer prints every failed attempt with the Retrier's decision, and
 // records it for the step's checks.
-func (d *demo) observer(who string) func(interceptor.Attempt) {
-	return func(a interceptor.Attempt) {
+func (d *demo) observer(who string) func(context.Context, interceptor.Attempt) {
+	return func(_ context.Context, a interceptor.Attempt) {
+		if a.Reason == interceptor.Succeeded {
+			return // the timeline shows the failed attempts; the step's result shows the success
+		}
 		d.mu.Lock()
 		d.attempts = append(d.attempts, a)
 		step := d.step
@@ -305,11 +320,15 @@ func (d *demo) wire(who string) grpc.UnaryClientInterceptor {
 // retrierOptions are the options of every Retrier in the story: the story's
 // clock, a seeded random source of its own, and the observer.
 func (d *demo) retrierOptions(who string, seed uint64) []interceptor.Option {
-	return []interceptor.Option{
+	opts := []interceptor.Option{
 		interceptor.WithClock(d.clk),
 		interceptor.WithRandom(seededRandom(seed)),
 		interceptor.WithObserver(d.observer(who)),
 	}
+	if d.meter != nil {
+		opts = append(opts, interceptor.WithMeterProvider(d.meter.mp))
+	}
+	return opts
 }
 
 // clients builds an IAMPolicy client and, withAdmin, an IAM admin client on

@@ -225,7 +225,11 @@ func runPolicy(ctx context.Context, cio *cmdIO, sub *policySub, f *policyFlags) 
 	}
 	// Every retry and every give-up is told on stderr, so a slow command
 	// says why it is slow.
-	observe := interceptor.WithObserver(func(a interceptor.Attempt) {
+	observe := interceptor.WithObserver(func(_ context.Context, a interceptor.Attempt) {
+		if a.Reason == interceptor.Succeeded {
+			fmt.Fprintf(cio.stderr, "iamretry: %s attempt %d: succeeded\n", shortMethod(a.Method), a.N)
+			return
+		}
 		what := "gave up: " + a.Reason.String()
 		switch {
 		case a.Reason == interceptor.Retry:

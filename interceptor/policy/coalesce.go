@@ -186,10 +186,25 @@ func (u *Updater) next(resource string, q *queue) *batch {
 	b := &batch{resource: resource, members: q.pending, live: len(q.pending)}
 	q.pending = nil
 	b.ctx, b.cancel = batchContext(b.members)
+	b.ctx = u.withCallers(b.ctx, func() []context.Context { return u.waiting(b) })
 	for _, w := range b.members {
 		w.batch = b
 	}
 	return b
+}
+
+// waiting returns the contexts of b's callers still waiting on it: the
+// engine adds the batch's span events to each one's span.
+func (u *Updater) waiting(b *batch) []context.Context {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	var ctxs []context.Context
+	for _, w := range b.members {
+		if !w.left && !w.finished {
+			ctxs = append(ctxs, w.ctx)
+		}
+	}
+	return ctxs
 }
 
 // batchContext is the context a batch runs under: the values of its first

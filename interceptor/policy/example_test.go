@@ -67,7 +67,7 @@ func Example() {
 	defer client.Close()
 
 	u, err := policy.NewUpdater(client, interceptor.WithClock(clk),
-		interceptor.WithObserver(func(a interceptor.Attempt) {
+		interceptor.WithObserver(func(_ context.Context, a interceptor.Attempt) {
 			fmt.Printf("%s %s attempt %d: %v, %s\n", a.Method, a.Resource, a.N, a.Class, a.Reason)
 		}))
 	if err != nil {
@@ -84,6 +84,7 @@ func Example() {
 	fmt.Println("reads:", srv.CountCalls(iamtest.MethodGetIamPolicy), "writes:", srv.CountCalls(iamtest.MethodSetIamPolicy))
 	// Output:
 	// iamretry.policy/Update projects/my-project/topics/orders attempt 1: Conflict, retry
+	// iamretry.policy/Update projects/my-project/topics/orders attempt 2: Permanent, succeeded
 	// roles/pubsub.viewer [user:alice@example.com]
 	// reads: 2 writes: 2
 }

@@ -118,6 +118,7 @@ func (t *rmw) attempt(ctx context.Context) error {
 			return status.Error(grpccodes.FailedPrecondition,
 				"GetIamPolicy answered a policy without an etag; writing it would be a blind overwrite, so nothing was written")
 		}
+		t.u.countWrite(t.u.r, ctx)
 		written, err := c.SetIamPolicy(ctx, writeRequest(t.resource, read, work), noGAXRetry)
 		if err != nil {
 			if status.Code(err) == grpccodes.FailedPrecondition {

@@ -83,7 +83,7 @@ func TestPanicsReachTheCaller(t *testing.T) {
 			var opts []interceptor.Option
 			switch source {
 			case "observer":
-				opts = append(opts, interceptor.WithObserver(func(interceptor.Attempt) { trip() }))
+				opts = append(opts, interceptor.WithObserver(func(context.Context, interceptor.Attempt) { trip() }))
 			case "logger":
 				opts = append(opts, interceptor.WithLogger(logging.LoggerFunc(func(context.Context, logging.Level, string, ...any) { trip() })))
 			case "classifier":

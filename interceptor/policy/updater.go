@@ -29,6 +29,11 @@ type Updater struct {
 	c      Client
 	r      *interceptor.Retrier
 	engine func(r *interceptor.Retrier, ctx context.Context, method, resource string, f func(context.Context) error) error
+	// countWrite counts a SetIamPolicy call (the writes instrument);
+	// withCallers marks a batch's context so that the engine's span events
+	// go to every caller still waiting on it.
+	countWrite  func(r *interceptor.Retrier, ctx context.Context)
+	withCallers func(ctx context.Context, callers func() []context.Context) context.Context
 
 	mu     sync.Mutex
 	queues map[string]*queue // resources with a committer running
@@ -62,10 +67,12 @@ func NewUpdater(c Client, opts ...interceptor.Option) (*Updater, error) {
 		return nil, fmt.Errorf("iamretry/policy: NewUpdater: %w", err)
 	}
 	return &Updater{
-		c:      c,
-		r:      r,
-		engine: enginehook.RunUpdate.(func(*interceptor.Retrier, context.Context, string, string, func(context.Context) error) error),
-		queues: map[string]*queue{},
+		c:           c,
+		r:           r,
+		engine:      enginehook.RunUpdate.(func(*interceptor.Retrier, context.Context, string, string, func(context.Context) error) error),
+		countWrite:  enginehook.CountWrite.(func(*interceptor.Retrier, context.Context)),
+		withCallers: enginehook.WithCallers.(func(context.Context, func() []context.Context) context.Context),
+		queues:      map[string]*queue{},
 	}, nil
 }
 

@@ -189,7 +189,7 @@ func TestConflictRerunsFromTheRead(t *testing.T) {
 		return nil
 	}
 	var seen []interceptor.Attempt
-	u, clk := updater(t, h, interceptor.WithObserver(func(a interceptor.Attempt) { seen = append(seen, a) }))
+	u, clk := updater(t, h, interceptor.WithObserver(func(_ context.Context, a interceptor.Attempt) { seen = append(seen, a) }))
 	got, err := u.Update(context.Background(), res, policy.AddBinding("roles/viewer", "user:a@example.com"))
 	if err != nil {
 		t.Fatal(err)
@@ -203,8 +203,11 @@ func TestConflictRerunsFromTheRead(t *testing.T) {
 	if len(clk.Sleeps()) != 1 || clk.Sleeps()[0] < time.Second {
 		t.Fatalf("sleeps %v, want one backoff of at least 1s", clk.Sleeps())
 	}
-	if len(seen) != 1 || status.Code(seen[0].Err) != codes.Aborted || !seen[0].Retrying || seen[0].Method != policy.UpdateMethod || seen[0].Resource != res {
+	if len(seen) != 2 || status.Code(seen[0].Err) != codes.Aborted || !seen[0].Retrying || seen[0].Method != policy.UpdateMethod || seen[0].Resource != res {
 		t.Fatalf("observed %+v", seen)
+	}
+	if f := seen[1]; f.Reason != interceptor.Succeeded || f.Err != nil || f.N != 2 || f.Retrying || f.Method != policy.UpdateMethod || f.Resource != res {
+		t.Fatalf("final report %+v, want Succeeded at attempt 2", f)
 	}
 }
 

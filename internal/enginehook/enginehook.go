@@ -23,4 +23,17 @@ var (
 	// Transient failure, a Conflict, or (WithRetryNotFound) a Propagation
 	// one, and reports Attempts with Method method and Resource resource.
 	RunUpdate any
+
+	// CountWrite is a
+	//	func(r *interceptor.Retrier, ctx context.Context)
+	// that counts one SetIamPolicy call of an Updater built on r
+	// (iamretry.policy.update.writes, when r has a MeterProvider).
+	CountWrite any
+
+	// WithCallers is a
+	//	func(ctx context.Context, callers func() []context.Context) context.Context
+	// that marks the context of a coalesced batch: the engine adds its span
+	// events to the span of each context callers returns (the callers
+	// still waiting on the batch) instead of ctx's.
+	WithCallers any
 )

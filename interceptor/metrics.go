@@ -1,0 +1,375 @@
+package interceptor
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	grpccodes "google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// MeterName is the name of the OpenTelemetry meter the instruments are
+// created with (WithMeterProvider).
+const MeterName = "github.com/iamretry/iamretry"
+
+// The instruments' names (WithMeterProvider documents each).
+const (
+	metricCalls      = "iamretry.client.calls"
+	metricRetries    = "iamretry.client.call.retries"
+	metricRetryDelay = "iamretry.client.call.retry_delay"
+	metricGaveUp     = "iamretry.client.call.gave_up"
+	metricWrites     = "iamretry.policy.update.writes"
+	metricConflicts  = "iamretry.policy.update.conflicts"
+)
+
+// updateMethod is policy.UpdateMethod (policy imports this package, not the
+// reverse; the policy tests check that the two agree through the
+// instruments' grpc.method).
+const updateMethod = "iamretry.policy/Update"
+
+// otherMethod is grpc.method for a method that is not one of the generated
+// IAM methods (gRFC A66), so that the attribute's cardinality stays bounded.
+const otherMethod = "other"
+
+// retryBuckets are A96's buckets of iamretry.client.call.retries;
+// delayBuckets A66's latency buckets (seconds) for retry_delay.
+var (
+	retryBuckets = []float64{1, 2, 3, 4, 5}
+	delayBuckets = []float64{0, 0.00001, 0.00005, 0.0001, 0.0003, 0.0006, 0.0008, 0.001, 0.002, 0.003, 0.004, 0.005, 0.006, 0.008, 0.01, 0.013, 0.016, 0.02, 0.025, 0.03, 0.04, 0.05, 0.065, 0.08, 0.1, 0.13, 0.16, 0.2, 0.25, 0.3, 0.4, 0.5, 0.65, 0.8, 1, 2, 5, 10, 20, 50, 100}
+)
+
+// WithMeterProvider records the Retrier's OpenTelemetry instruments through
+// mp, on the meter MeterName (shaped after gRFC A96, for retries made above
+// gRPC's transport):
+//
+//	iamretry.client.calls             Int64ObservableCounter {call}     calls made (the denominator)
+//	iamretry.client.call.retries      Int64Histogram         {retry}    retries of one call, for calls that retried (buckets 1..5)
+//	iamretry.client.call.retry_delay  Float64Histogram       s          time one call waited between attempts, for calls that retried
+//	iamretry.client.call.gave_up      Int64Counter           {call}     calls that ended with a retryable error not retried, by iamretry.reason
+//	iamretry.policy.update.writes     Int64Counter           {write}    SetIamPolicy calls made by policy Updaters
+//	iamretry.policy.update.conflicts  Int64Counter           {conflict} read-modify-writes rerun after a concurrent change
+//
+// Attributes: grpc.method, the method without its leading slash
+// ("google.iam.v1.IAMPolicy/GetIamPolicy") when it is one of the IAM
+// methods SafeToRetry's table decides or the IAM methods another API
+// generates on its services (".../Projects/GetIamPolicy"); for a REST
+// request, the gRPC method it maps to; policy.UpdateMethod for an Updater,
+// and "other" for anything else (a name given to Retrier.Do among them), so
+// that cardinality stays bounded (gRFC A66); grpc.status, the code's name
+// ("UNAVAILABLE"), on calls that ended in error; iamretry.reason on gave_up:
+// deadline, context_deadline, max_attempts, budget, pushback, unsafe,
+// context_done.
+//
+// A call that succeeds at once costs one atomic add (the call counter) and
+// no allocation; the histograms are recorded only for calls that retried,
+// through attribute sets built once per method and status. The observable
+// counter's callback stays registered for mp's lifetime. Every Retrier and
+// policy Updater given the same mp records into the same instruments (the
+// instruments and counts are kept per provider for the process's lifetime).
+// mp must not be nil.
+func WithMeterProvider(mp metric.MeterProvider) Option {
+	return func(c *config) {
+		if mp == nil {
+			c.fail("WithMeterProvider(nil): give a metric.MeterProvider (otel.GetMeterProvider()), or leave the option out")
+			return
+		}
+		c.meterProvider = mp
+	}
+}
+
+// metrics are a Retrier's instruments and per-method call counts.
+type metrics struct {
+	retries   metric.Int64Histogram
+	delay     metric.Float64Histogram
+	gaveUp    metric.Int64Counter
+	writes    metric.Int64Counter
+	conflicts metric.Int64Counter
+	calls     metric.Int64ObservableCounter
+
+	// cache maps a method string to its stats without hashing its bytes:
+	// the slot comes from the string's address (generated clients pass one
+	// constant per method), and the entry keeps the string it was made for,
+	// so a comparison (pointer-equal in the common case) confirms the hit.
+	cache [cacheSlots]atomic.Pointer[cacheEntry]
+
+	mu     sync.Mutex
+	byName map[string]*methodStats // by grpc.method value
+	all    []*methodStats          // append-only, guarded by mu
+}
+
+const cacheSlots = 64
+
+type cacheEntry struct {
+	method string
+	s      *methodStats
+}
+
+// numCodes is the number of gRPC codes: OK (0) to UNAUTHENTICATED (16).
+const numCodes = 17
+
+// methodStats are the call counts and pre-built attribute options of one
+// grpc.method value.
+type methodStats struct {
+	name string
+	ok   atomic.Int64
+	fail [numCodes]atomic.Int64
+
+	plain []metric.AddOption // {grpc.method}
+	// byStatus[code]: {grpc.method, grpc.status}; built at first use.
+	byStatus [numCodes]atomic.Pointer[statusOpts]
+	// gaveUp[code][reason]: {grpc.method, grpc.status, iamretry.reason}.
+	gaveUp [numCodes][len(reasonTokens)]atomic.Pointer[[]metric.AddOption]
+}
+
+type statusOpts struct {
+	add     []metric.AddOption
+	record  []metric.RecordOption
+	observe []metric.ObserveOption
+}
+
+// shared holds the metrics of each MeterProvider: every Retrier (and
+// Updater) given one provider records into the same instruments and call
+// counts, and the observable counter has one callback per provider (an
+// asynchronous instrument keeps one observation per attribute set, so
+// callbacks of several Retriers would hide each other's counts).
+var shared struct {
+	sync.Mutex
+	byProvider map[metric.MeterProvider]*metrics
+}
+
+// newMetrics returns the metrics of mp, made at its first use.
+func newMetrics(mp metric.MeterProvider) (*metrics, error) {
+	if !reflect.TypeOf(mp).Comparable() {
+		return makeMetrics(mp) // cannot be a map key: its own instruments
+	}
+	shared.Lock()
+	defer shared.Unlock()
+	if m := shared.byProvider[mp]; m != nil {
+		return m, nil
+	}
+	m, err := makeMetrics(mp)
+	if err != nil {
+		return nil, err
+	}
+	if shared.byProvider == nil {
+		shared.byProvider = map[metric.MeterProvider]*metrics{}
+	}
+	shared.byProvider[mp] = m
+	return m, nil
+}
+
+func makeMetrics(mp metric.MeterProvider) (*metrics, error) {
+	meter := mp.Meter(MeterName)
+	m := &metrics{byName: map[string]*methodStats{}}
+	var errs []error
+	var err error
+	m.retries, err = meter.Int64Histogram(metricRetries,
+		metric.WithUnit("{retry}"),
+		metric.WithDescription("Retries made by one call, recorded only for calls that retried."),
+		metric.WithExplicitBucketBoundaries(retryBuckets...))
+	errs = append(errs, err)
+	m.delay, err = meter.Float64Histogram(metricRetryDelay,
+		metric.WithUnit("s"),
+		metric.WithDescription("Total time one call waited between attempts, recorded only for calls that retried."),
+		metric.WithExplicitBucketBoundaries(delayBuckets...))
+	errs = append(errs, err)
+	m.gaveUp, err = meter.Int64Counter(metricGaveUp,
+		metric.WithUnit("{call}"),
+		metric.WithDescription("Calls that ended with a retryable error that was not retried, by iamretry.reason."))
+	errs = append(errs, err)
+	m.writes, err = meter.Int64Counter(metricWrites,
+		metric.WithUnit("{write}"),
+		metric.WithDescription("SetIamPolicy calls made by policy Updaters."))
+	errs = append(errs, err)
+	m.conflicts, err = meter.Int64Counter(metricConflicts,
+		metric.WithUnit("{conflict}"),
+		metric.WithDescription("Read-modify-writes rerun after a concurrent change."))
+	errs = append(errs, err)
+	m.calls, err = meter.Int64ObservableCounter(metricCalls,
+		metric.WithUnit("{call}"),
+		metric.WithDescription("Calls made: the denominator of the other instruments."),
+		metric.WithInt64Callback(m.observeCalls))
+	errs = append(errs, err)
+	if err := errors.Join(errs...); err != nil {
+		return nil, errors.Join(errors.New("iamretry: WithMeterProvider: creating the instruments failed"), err)
+	}
+	return m, nil
+}
+
+// succeeded counts a call that succeeded: the success path's one atomic add
+// once the method's cache slot is warm.
+func (m *metrics) succeeded(method string) {
+	if e := m.cache[slot(method)].Load(); e != nil && e.method == method {
+		e.s.ok.Add(1)
+		return
+	}
+	m.lookup(method).ok.Add(1)
+}
+
+// statsFor returns the stats of method.
+func (m *metrics) statsFor(method string) *methodStats {
+	if e := m.cache[slot(method)].Load(); e != nil && e.method == method {
+		return e.s
+	}
+	return m.lookup(method)
+}
+
+func slot(method string) uintptr {
+	p := uintptr(unsafe.Pointer(unsafe.StringData(method)))
+	return (p>>4 ^ p>>10 ^ uintptr(len(method))) % cacheSlots
+}
+
+// lookup finds or makes the stats of method's grpc.method value and caches
+// them under method's slot.
+func (m *metrics) lookup(method string) *methodStats {
+	name := methodAttr(method)
+	m.mu.Lock()
+	s := m.byName[name]
+	if s == nil {
+		s = &methodStats{name: name}
+		s.plain = []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(attribute.String("grpc.method", name)))}
+		m.byName[name] = s
+		m.all = append(m.all, s)
+	}
+	m.mu.Unlock()
+	m.cache[slot(method)].Store(&cacheEntry{method: method, s: s})
+	return s
+}
+
+// methodAttr is grpc.method's value for method (see WithMeterProvider).
+func methodAttr(method string) string {
+	if method == updateMethod {
+		return updateMethod
+	}
+	full := method
+	if !strings.HasPrefix(full, "/") {
+		full = "/" + method
+	}
+	if _, ok := safeMethods[full]; ok || isIAMMixin(full) {
+		return full[1:]
+	}
+	return otherMethod
+}
+
+// isIAMMixin reports whether method is one of the IAM methods every Google
+// API generates on its own services ("/google.pubsub.v1.Publisher/GetIamPolicy",
+// resourcemanager's Projects, Folders, Organizations): a generated method, one
+// per service, so its name keeps cardinality bounded.
+func isIAMMixin(method string) bool {
+	service, verb, ok := strings.Cut(method[1:], "/")
+	if !ok || !strings.Contains(service, ".") || strings.ContainsAny(service, " /") {
+		return false
+	}
+	switch verb {
+	case "GetIamPolicy", "SetIamPolicy", "TestIamPermissions":
+		return true
+	}
+	return false
+}
+
+// codeIndex is code's index in the per-code arrays.
+func codeIndex(err error) int {
+	c := status.Code(err)
+	if c >= numCodes {
+		return int(grpccodes.Unknown)
+	}
+	return int(c)
+}
+
+// codeNames are the gRPC codes as grpc.status spells them (gRFC A66).
+var codeNames = [numCodes]string{
+	"OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED",
+	"NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED",
+	"FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED",
+	"INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED",
+}
+
+// statusName is the name of err's gRPC code ("OK" for nil).
+func statusName(err error) string { return codeNames[codeIndex(err)] }
+
+// status returns the options of the call's status: {grpc.method} for OK,
+// {grpc.method, grpc.status} otherwise.
+func (s *methodStats) status(code int) *statusOpts {
+	if o := s.byStatus[code].Load(); o != nil {
+		return o
+	}
+	kvs := []attribute.KeyValue{attribute.String("grpc.method", s.name)}
+	if code != 0 {
+		kvs = append(kvs, attribute.String("grpc.status", codeNames[code]))
+	}
+	opt := metric.WithAttributeSet(attribute.NewSet(kvs...))
+	o := &statusOpts{add: []metric.AddOption{opt}, record: []metric.RecordOption{opt}, observe: []metric.ObserveOption{opt}}
+	if s.byStatus[code].CompareAndSwap(nil, o) {
+		return o
+	}
+	return s.byStatus[code].Load()
+}
+
+func (s *methodStats) gaveUpOpts(code int, r Reason) []metric.AddOption {
+	p := &s.gaveUp[code][r]
+	if o := p.Load(); o != nil {
+		return *o
+	}
+	kvs := []attribute.KeyValue{attribute.String("grpc.method", s.name), attribute.String("iamretry.reason", r.token())}
+	if code != 0 {
+		kvs = append(kvs, attribute.String("grpc.status", codeNames[code]))
+	}
+	o := []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(kvs...))}
+	if p.CompareAndSwap(nil, &o) {
+		return o
+	}
+	return *p.Load()
+}
+
+// ended records a call that failed at least once: its end (err, nil when
+// it succeeded after retries), the retries it made, the time it waited, and
+// the Reason of its end (a give-up reason adds to gave_up).
+func (m *metrics) ended(ctx context.Context, method string, err error, retries int, waited time.Duration, reason Reason) {
+	s := m.statsFor(method)
+	code := codeIndex(err)
+	if code == 0 {
+		s.ok.Add(1)
+	} else {
+		s.fail[code].Add(1)
+	}
+	if retries > 0 {
+		o := s.status(code)
+		m.retries.Record(ctx, int64(retries), o.record...)
+		m.delay.Record(ctx, waited.Seconds(), o.record...)
+	}
+	switch reason {
+	case Unsafe, MaxAttempts, DeadlineReached, ContextDeadline, BudgetExhausted, ServerPushback, ContextDone:
+		m.gaveUp.Add(ctx, 1, s.gaveUpOpts(code, reason)...)
+	}
+}
+
+// write counts one SetIamPolicy call of a policy Updater.
+func (m *metrics) write(ctx context.Context) {
+	m.writes.Add(ctx, 1, m.statsFor(updateMethod).plain...)
+}
+
+// observeCalls reports the call counts.
+func (m *metrics) observeCalls(_ context.Context, o metric.Int64Observer) error {
+	m.mu.Lock()
+	all := m.all
+	m.mu.Unlock()
+	for _, s := range all {
+		if v := s.ok.Load(); v > 0 {
+			o.Observe(v, s.status(0).observe...)
+		}
+		for code := 1; code < numCodes; code++ {
+			if v := s.fail[code].Load(); v > 0 {
+				o.Observe(v, s.status(code).observe...)
+			}
+		}
+	}
+	return nil
+}
