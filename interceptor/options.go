@@ -33,6 +33,7 @@ type config struct {
 	observers     []func(Attempt)
 	logger        logging.Logger
 	pushback      bool
+	conflict      ConflictBackoff // the Updater's reruns after a conflict
 
 	budgetRatio     float64
 	budgetPerSecond float64
@@ -49,6 +50,7 @@ const (
 	givenPushback given = 1 << iota
 	givenPerAttempt
 	givenSafe
+	givenConflict
 )
 
 var givenNames = [...]struct {
@@ -58,6 +60,7 @@ var givenNames = [...]struct {
 	{givenPushback, "WithPushback"},
 	{givenPerAttempt, "WithPerAttemptTimeout"},
 	{givenSafe, "WithSafeToRetry"},
+	{givenConflict, "WithConflictBackoff"},
 }
 
 // names returns the names of the options of mask that were given.

@@ -25,6 +25,12 @@ type Retrier struct {
 // clock). Every invalid option is refused: New returns an error that names
 // each one, and no Retrier.
 func New(opts ...Option) (*Retrier, error) {
+	return build(false, opts)
+}
+
+// build is New for a face: an Updater (forUpdater) accepts the options that
+// apply only to it; every other face refuses them by name.
+func build(forUpdater bool, opts []Option) (*Retrier, error) {
 	c := defaultConfig()
 	for i, o := range opts {
 		if o == nil {
@@ -34,6 +40,11 @@ func New(opts ...Option) (*Retrier, error) {
 		o(&c)
 	}
 	c.validate()
+	if !forUpdater {
+		for _, name := range c.given.names(givenConflict) {
+			c.fail("%s applies only to a policy Updater (policy.NewUpdater), the one face that reruns after a conflict; leave it out", name)
+		}
+	}
 	if len(c.errs) > 0 {
 		return nil, errors.Join(c.errs...)
 	}
@@ -61,6 +72,7 @@ type job struct {
 	disabled      bool // Disable() was passed
 	retryNotFound bool
 	retryConflict bool // the read-modify-write reruns after a Conflict
+	conflicts     int  // conflicts so far: the index into the conflict schedule
 	// cut reports whether the last attempt was cut off by the Retrier's own
 	// per-attempt timeout while the caller's context lived; nil: never.
 	cut func() bool
@@ -154,7 +166,15 @@ func (r *Retrier) schedule(ctx context.Context, j *job, start, now time.Time, n 
 	if c.maxAttempts > 0 && n >= c.maxAttempts {
 		return MaxAttempts
 	}
-	wait := c.backoff.Delay(n-1, c.random())
+	var wait time.Duration
+	if a.Class == codes.Conflict && c.conflict != DocumentedConflicts {
+		// Reruns after a concurrent change have their own schedule, counted
+		// in conflicts; transient retries keep the documented formula.
+		wait = c.conflict.delay(c.backoff, j.conflicts, c.random())
+		j.conflicts++
+	} else {
+		wait = c.backoff.Delay(n-1, c.random())
+	}
 	// The server's word: A6's trailer sets the wait, or forbids the retry;
 	// RetryInfo is a floor under whichever wait applies.
 	if j.trailer != nil {
