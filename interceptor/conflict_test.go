@@ -10,15 +10,16 @@ import (
 
 func TestConflictBackoffDelay(t *testing.T) {
 	s := interceptor.SpreadConflicts
-	if got := s.Delay(0, 0); got != 200*time.Millisecond {
-		t.Errorf("first rerun at r=0: %v, want 200ms", got)
+	if got := s.Delay(0, 0); got != 50*time.Millisecond {
+		t.Errorf("first rerun at r=0: %v, want 50ms", got)
 	}
-	if got := s.Delay(0, 0.5); got != 2*time.Second {
-		t.Errorf("first rerun at r=0.5 (the median): %v, want 2s", got)
+	// The median: sqrt(50ms * 30s).
+	if got := s.Delay(0, 0.5); got < 1224*time.Millisecond || got > 1225*time.Millisecond {
+		t.Errorf("first rerun at r=0.5 (the median): %v, want 1.2247s", got)
 	}
 	for _, r := range []float64{0, 0.25, 0.5, 0.75, 0.999999} {
-		if got := s.Delay(0, r); got < 200*time.Millisecond || got >= 20*time.Second {
-			t.Errorf("first rerun at r=%v: %v, want in [200ms, 20s)", r, got)
+		if got := s.Delay(0, r); got < 50*time.Millisecond || got >= 30*time.Second {
+			t.Errorf("first rerun at r=%v: %v, want in [50ms, 30s)", r, got)
 		}
 		for _, n := range []int{1, 2, 10, 1000} {
 			if got := s.Delay(n, r); got <= 0 || got > 15*time.Second {

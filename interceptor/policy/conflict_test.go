@@ -23,14 +23,14 @@ func TestConflictSchedule(t *testing.T) {
 		opts []interceptor.Option
 		want []time.Duration
 	}{
-		// conflict 0: log-uniform median 2s; UNAVAILABLE on attempt 2: 2s +
-		// 0.5s; conflict 1: half of 15s.
-		{nil, []time.Duration{2 * time.Second, 2500 * time.Millisecond, 7500 * time.Millisecond}},
+		// conflict 0: the log-uniform median; UNAVAILABLE on attempt 2: 2s
+		// + 0.5s; conflict 1: half of 15s.
+		{nil, []time.Duration{interceptor.SpreadConflicts.Delay(0, 0.5), 2500 * time.Millisecond, 7500 * time.Millisecond}},
 		{[]interceptor.Option{interceptor.WithConflictBackoff(interceptor.DocumentedConflicts)},
 			[]time.Duration{1500 * time.Millisecond, 2500 * time.Millisecond, 4500 * time.Millisecond}},
 		// maximum_backoff caps the conflict waits too.
 		{[]interceptor.Option{interceptor.WithMaxBackoff(2 * time.Second)},
-			[]time.Duration{2 * time.Second, 2 * time.Second, 2 * time.Second}},
+			[]time.Duration{interceptor.SpreadConflicts.Delay(0, 0.5), 2 * time.Second, 2 * time.Second}},
 	} {
 		e := newEnv(t)
 		h := &hookClient{Client: e.client}

@@ -200,8 +200,8 @@ func TestConflictRerunsFromTheRead(t *testing.T) {
 	if e.gets() != 2 || e.sets() != 2 {
 		t.Fatalf("gets %d, sets %d", e.gets(), e.sets())
 	}
-	if s := clk.Sleeps(); len(s) != 1 || s[0] < 200*time.Millisecond || s[0] >= 20*time.Second {
-		t.Fatalf("sleeps %v, want one wait of the conflict schedule, in [200ms, 20s)", s)
+	if s := clk.Sleeps(); len(s) != 1 || s[0] < 50*time.Millisecond || s[0] >= 30*time.Second {
+		t.Fatalf("sleeps %v, want one wait of the conflict schedule, in [50ms, 30s)", s)
 	}
 	if len(seen) != 1 || status.Code(seen[0].Err) != codes.Aborted || !seen[0].Retrying || seen[0].Method != policy.UpdateMethod || seen[0].Resource != res {
 		t.Fatalf("observed %+v", seen)
