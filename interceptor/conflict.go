@@ -56,7 +56,7 @@ func (s ConflictBackoff) String() string {
 const (
 	spreadFirstMin = 50 * time.Millisecond // the first rerun's shortest wait
 	spreadFirstMax = 30 * time.Second      // and its longest
-	spreadLaterMax = 15 * time.Second       // later reruns wait (0, this]
+	spreadLaterMax = 15 * time.Second      // later reruns wait (0, this]
 )
 
 // Delay returns the wait before the rerun that follows conflict n (n = 0
