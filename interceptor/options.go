@@ -37,6 +37,7 @@ type config struct {
 	logger        logging.Logger
 	pushback      bool
 	meterProvider metric.MeterProvider
+	conflict      ConflictBackoff // the Updater's reruns after a conflict
 
 	budgetRatio     float64
 	budgetPerSecond float64
@@ -53,6 +54,7 @@ const (
 	givenPushback given = 1 << iota
 	givenPerAttempt
 	givenSafe
+	givenConflict
 )
 
 var givenNames = [...]struct {
@@ -62,6 +64,7 @@ var givenNames = [...]struct {
 	{givenPushback, "WithPushback"},
 	{givenPerAttempt, "WithPerAttemptTimeout"},
 	{givenSafe, "WithSafeToRetry"},
+	{givenConflict, "WithConflictBackoff"},
 }
 
 // names returns the names of the options of mask that were given.

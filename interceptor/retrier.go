@@ -27,6 +27,12 @@ type Retrier struct {
 // clock). Every invalid option is refused: New returns an error that names
 // each one, and no Retrier.
 func New(opts ...Option) (*Retrier, error) {
+	return build(false, opts)
+}
+
+// build is New for a face: an Updater (forUpdater) accepts the options that
+// apply only to it; every other face refuses them by name.
+func build(forUpdater bool, opts []Option) (*Retrier, error) {
 	c := defaultConfig()
 	for i, o := range opts {
 		if o == nil {
@@ -36,6 +42,11 @@ func New(opts ...Option) (*Retrier, error) {
 		o(&c)
 	}
 	c.validate()
+	if !forUpdater {
+		for _, name := range c.given.names(givenConflict) {
+			c.fail("%s applies only to a policy Updater (policy.NewUpdater), the one face that reruns after a conflict; leave it out", name)
+		}
+	}
 	if len(c.errs) > 0 {
 		return nil, errors.Join(c.errs...)
 	}
@@ -74,6 +85,7 @@ type job struct {
 	// cap: the Retrier's, or the call's own (CallDeadline, CallMaxAttempts).
 	deadline    time.Duration
 	maxAttempts int
+	conflicts   int // conflicts so far: the index into the conflict schedule
 	// cut reports whether the last attempt was cut off by the Retrier's own
 	// per-attempt timeout while the caller's context lived; nil: never.
 	cut func() bool
@@ -223,7 +235,15 @@ func (r *Retrier) schedule(ctx context.Context, j *job, start, now time.Time, n 
 	if j.maxAttempts > 0 && n >= j.maxAttempts {
 		return MaxAttempts
 	}
-	wait := c.backoff.Delay(n-1, c.random())
+	var wait time.Duration
+	if a.Class == codes.Conflict && c.conflict != DocumentedConflicts {
+		// Reruns after a concurrent change have their own schedule, counted
+		// in conflicts; transient retries keep the documented formula.
+		wait = c.conflict.delay(c.backoff, j.conflicts, c.random())
+		j.conflicts++
+	} else {
+		wait = c.backoff.Delay(n-1, c.random())
+	}
 	// The server's word: A6's trailer sets the wait, or forbids the retry;
 	// RetryInfo is a floor under whichever wait applies.
 	if j.trailer != nil {

@@ -29,9 +29,9 @@ func countWrite(r *Retrier, ctx context.Context) {
 // ignored: WithPushback (the Updater reads no trailers), WithPerAttemptTimeout
 // (its attempts are several calls, each under the caller's context) and
 // WithSafeToRetry (a read-modify-write with the etag is always safe to
-// rerun).
+// rerun). WithConflictBackoff applies only here.
 func newUpdaterRetrier(opts ...Option) (*Retrier, error) {
-	r, err := New(opts...)
+	r, err := build(true, opts)
 	if err != nil {
 		return nil, err
 	}

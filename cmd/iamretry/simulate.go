@@ -4,8 +4,11 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"path/filepath"
+	"slices"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/iamretry/iamretry/cmd/iamretry/internal/herd"
@@ -29,7 +32,11 @@ retries alone: the waves), how many got through or gave up, and when (p50,
 p99, all done). --contention adds the case of N clients running
 read-modify-write on ONE IAM policy, where a write with a stale etag fails
 ABORTED and the whole read-modify-write is rerun (clients default to 100
-there). Time is virtual and the result is the same for the same --seed.
+there), with the Updater's default conflict schedule too:
+
+  spread       first rerun: a log-uniform wait in [50 ms, 30 s); later
+               ones: a uniform wait in (0, 15 s]  (interceptor.SpreadConflicts)
+ Time is virtual and the result is the same for the same --seed.
 --plot draws calls per 100 ms over time, one line per strategy.`
 
 type simulateFlags struct {
@@ -41,6 +48,7 @@ type simulateFlags struct {
 	seed       uint64
 	plot       string
 	contention bool
+	seeds      int
 	clientsSet bool
 }
 
@@ -60,6 +68,7 @@ func simulateCommand() *command {
 			fs.Uint64Var(&f.seed, "seed", 1, "random seed; equal seeds give equal results")
 			fs.StringVar(&f.plot, "plot", "", "also draw calls per 100 ms to this file (.png or .svg)")
 			fs.BoolVar(&f.contention, "contention", false, "also simulate read-modify-write contention on one policy")
+			fs.IntVar(&f.seeds, "seeds", 1, "with --contention: also summarise this many seeds (from --seed on) per strategy (1..1000)")
 			return func(ctx context.Context, cio *cmdIO, args []string) error {
 				if len(args) > 0 {
 					return usagef("unexpected argument %q; simulate takes flags only", args[0])
@@ -81,6 +90,9 @@ func simulateCommand() *command {
 func (f *simulateFlags) validate() error {
 	if f.clients < 1 || f.clients > herd.MaxClients {
 		return usagef("--clients %d: must be between 1 and %d", f.clients, herd.MaxClients)
+	}
+	if f.seeds < 1 || f.seeds > 1000 {
+		return usagef("--seeds %d: must be between 1 and 1000", f.seeds)
 	}
 	if f.capacity < 0 {
 		return usagef("--capacity %d: must not be negative (0 means no limit)", f.capacity)
@@ -126,6 +138,18 @@ func strategies(maxBackoff time.Duration) []herd.Strategy {
 	}
 }
 
+// conflictStrategies are the schedules compared under contention: the
+// Updater's own conflict schedules (interceptor.ConflictBackoff, the
+// default first) and the jitters of the documented backoff, each truncated
+// at maxBackoff as the Updater truncates them.
+func conflictStrategies(maxBackoff time.Duration) []herd.Strategy {
+	spread := interceptor.SpreadConflicts
+	return append([]herd.Strategy{{
+		Name:  "spread (default)",
+		Delay: func(n int, r float64) time.Duration { return min(spread.Delay(n, r), maxBackoff) },
+	}}, strategies(maxBackoff)...)
+}
+
 func runSimulate(ctx context.Context, cio *cmdIO, f *simulateFlags) error {
 	w := cio.stdout
 	cfg := herd.Config{Clients: f.clients, Outage: f.outage, Capacity: f.capacity, Deadline: f.deadline, Seed: f.seed}
@@ -164,7 +188,7 @@ func runSimulate(ctx context.Context, cio *cmdIO, f *simulateFlags) error {
 		}
 		ccfg := herd.ContentionConfig{Clients: n, Deadline: f.deadline, Seed: f.seed}
 		var cres []herd.ContentionResult
-		for _, s := range strategies(f.maxBackoff) {
+		for _, s := range conflictStrategies(f.maxBackoff) {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
@@ -176,9 +200,15 @@ func runSimulate(ctx context.Context, cio *cmdIO, f *simulateFlags) error {
 		}
 		fmt.Fprintf(w, "\nContention: %d clients each add a binding to ONE policy by read-modify-write (%s from read to write);\n",
 			n, fmtDur(cres[0].Config.Service))
-		fmt.Fprintf(w, "a write with a stale etag fails ABORTED and the whole read-modify-write is rerun after the wait.\n\n")
+		fmt.Fprintf(w, "a write with a stale etag fails ABORTED and the whole read-modify-write is rerun after the wait.\n")
+		fmt.Fprintf(w, "spread is the Updater's default (interceptor.SpreadConflicts); documented is WithConflictBackoff(DocumentedConflicts).\n\n")
 		if err := herd.ContentionTable(w, cres); err != nil {
 			return err
+		}
+		if f.seeds > 1 {
+			if err := contentionSeeds(ctx, w, ccfg, f); err != nil {
+				return err
+			}
 		}
 	}
 
@@ -189,4 +219,40 @@ func runSimulate(ctx context.Context, cio *cmdIO, f *simulateFlags) error {
 		fmt.Fprintf(w, "\nwrote %s\n", f.plot)
 	}
 	return nil
+}
+
+// contentionSeeds writes, per strategy, a summary of the contention runs
+// of f.seeds seeds from f.seed on: writes per client (mean over seeds and
+// the worst seed), the most clients that gave up on one seed, the latest
+// landing, and the median over seeds of each run's p50.
+func contentionSeeds(ctx context.Context, w io.Writer, cfg herd.ContentionConfig, f *simulateFlags) error {
+	fmt.Fprintf(w, "\nOver %d seeds (%d..%d), %d clients:\n\n", f.seeds, f.seed, f.seed+uint64(f.seeds)-1, cfg.Clients)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "strategy\twrites/client\tworst seed\tgave up (most)\tall landed (latest)\tp50 (median)\t")
+	for _, s := range conflictStrategies(f.maxBackoff) {
+		var mean, worst float64
+		var gaveUp int
+		var last time.Duration
+		var p50s []time.Duration
+		for i := range f.seeds {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			c := cfg
+			c.Seed = f.seed + uint64(i)
+			r, err := herd.SimulateContention(ctx, c, s)
+			if err != nil {
+				return fmt.Errorf("simulating contention with %s: %w", s.Name, err)
+			}
+			per := float64(r.Writes) / float64(c.Clients)
+			mean += per / float64(f.seeds)
+			worst = max(worst, per)
+			gaveUp = max(gaveUp, r.GaveUp)
+			last = max(last, r.AllLanded)
+			p50s = append(p50s, r.P50)
+		}
+		slices.Sort(p50s)
+		fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%d\t%.1fs\t%.1fs\t\n", s.Name, mean, worst, gaveUp, last.Seconds(), p50s[len(p50s)/2].Seconds())
+	}
+	return tw.Flush()
 }

@@ -66,3 +66,32 @@ func TestSimulatePlot(t *testing.T) {
 		}
 	}
 }
+
+// TestSimulateContentionSeeds: --seeds summarises the contention runs per
+// strategy; the Updater's default schedule meets issue 14's goal at 200
+// clients over these seeds.
+func TestSimulateContentionSeeds(t *testing.T) {
+	r := runCmd(t, "simulate", "--contention", "--clients", "200", "--outage", "0s", "--seeds", "5")
+	if r.code != exitOK {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "Over 5 seeds (1..5), 200 clients") {
+		t.Fatalf("no summary in:\n%s", r.stdout)
+	}
+	lines := strings.Split(r.stdout[strings.Index(r.stdout, "Over 5 seeds"):], "\n")
+	var row []string
+	for _, l := range lines {
+		if strings.HasPrefix(l, "spread (default)") {
+			row = strings.Fields(strings.TrimPrefix(l, "spread (default)"))
+		}
+	}
+	if len(row) != 5 {
+		t.Fatalf("no spread row in:\n%s", r.stdout)
+	}
+	if row[2] != "0" {
+		t.Errorf("spread: %s gave up on a seed, want 0:\n%s", row[2], r.stdout)
+	}
+	if bad := runCmd(t, "simulate", "--contention", "--seeds", "0"); bad.code == exitOK || !strings.Contains(bad.stderr, "--seeds 0") {
+		t.Errorf("--seeds 0: exit %d, %s", bad.code, bad.stderr)
+	}
+}

@@ -49,7 +49,7 @@ type rmw struct {
 func (u *Updater) transact(ctx context.Context, resource string, changes []*change) ([]outcome, error) {
 	t := &rmw{u: u, resource: resource, changes: changes}
 	err := u.engine(u.r, ctx, UpdateMethod, resource, t.attempt)
-	return t.out, err
+	return t.out, forCaller(err)
 }
 
 func readRequest(resource string) *iampb.GetIamPolicyRequest {
@@ -57,6 +57,17 @@ func readRequest(resource string) *iampb.GetIamPolicyRequest {
 		Resource: resource,
 		Options:  &iampb.GetPolicyOptions{RequestedPolicyVersion: 3},
 	}
+}
+
+// liveCount is how many changes are still wanted.
+func (t *rmw) liveCount() int {
+	n := 0
+	for _, c := range t.changes {
+		if !c.withdrawn() {
+			n++
+		}
+	}
+	return n
 }
 
 // live reports whether any change is still wanted.
@@ -123,6 +134,9 @@ func (t *rmw) attempt(ctx context.Context) error {
 		if err != nil {
 			if status.Code(err) == grpccodes.FailedPrecondition {
 				return t.judgePrecondition(ctx, read, err)
+			}
+			if missingMember(err) {
+				return &notVisibleError{err: err, alone: t.liveCount() == 1}
 			}
 			return err
 		}

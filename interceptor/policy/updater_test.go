@@ -200,8 +200,8 @@ func TestConflictRerunsFromTheRead(t *testing.T) {
 	if e.gets() != 2 || e.sets() != 2 {
 		t.Fatalf("gets %d, sets %d", e.gets(), e.sets())
 	}
-	if len(clk.Sleeps()) != 1 || clk.Sleeps()[0] < time.Second {
-		t.Fatalf("sleeps %v, want one backoff of at least 1s", clk.Sleeps())
+	if s := clk.Sleeps(); len(s) != 1 || s[0] < 50*time.Millisecond || s[0] >= 30*time.Second {
+		t.Fatalf("sleeps %v, want one wait of the conflict schedule, in [50ms, 30s)", s)
 	}
 	if len(seen) != 2 || status.Code(seen[0].Err) != codes.Aborted || !seen[0].Retrying || seen[0].Method != policy.UpdateMethod || seen[0].Resource != res {
 		t.Fatalf("observed %+v", seen)

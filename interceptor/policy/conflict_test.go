@@ -1,0 +1,69 @@
+package policy_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"cloud.google.com/go/iam/apiv1/iampb"
+	"google.golang.org/grpc/codes"
+
+	"github.com/iamretry/iamretry/interceptor"
+	"github.com/iamretry/iamretry/interceptor/policy"
+	"github.com/iamretry/iamretry/internal/fakeiam"
+)
+
+// TestConflictSchedule: reruns after a conflict follow the conflict
+// schedule (SpreadConflicts by default, counted in conflicts), transient
+// retries the documented formula (counted in attempts), and
+// WithConflictBackoff(DocumentedConflicts) puts conflicts back on it.
+func TestConflictSchedule(t *testing.T) {
+	for _, tc := range []struct {
+		opts []interceptor.Option
+		want []time.Duration
+	}{
+		// conflict 0: the log-uniform median; UNAVAILABLE on attempt 2: 2s
+		// + 0.5s; conflict 1: half of 15s.
+		{nil, []time.Duration{interceptor.SpreadConflicts.Delay(0, 0.5), 2500 * time.Millisecond, 7500 * time.Millisecond}},
+		{[]interceptor.Option{interceptor.WithConflictBackoff(interceptor.DocumentedConflicts)},
+			[]time.Duration{1500 * time.Millisecond, 2500 * time.Millisecond, 4500 * time.Millisecond}},
+		// maximum_backoff caps the conflict waits too.
+		{[]interceptor.Option{interceptor.WithMaxBackoff(2 * time.Second)},
+			[]time.Duration{interceptor.SpreadConflicts.Delay(0, 0.5), 2 * time.Second, 2 * time.Second}},
+	} {
+		e := newEnv(t)
+		h := &hookClient{Client: e.client}
+		h.beforeSet = func(_ context.Context, n int, _ *iampb.SetIamPolicyRequest) error {
+			if n <= 2 { // a concurrent writer commits first
+				e.srv.SeedPolicy(res, &iampb.Policy{Bindings: []*iampb.Binding{
+					{Role: "roles/editor", Members: []string{"user:other@example.com"}}}})
+			}
+			if n == 1 {
+				e.srv.FailNext(fakeiam.MethodGetIamPolicy, 1, codes.Unavailable)
+			}
+			return nil
+		}
+		opts := append([]interceptor.Option{interceptor.WithRandom(func() float64 { return 0.5 })}, tc.opts...)
+		u, clk := updater(t, h, opts...)
+		if _, err := u.Update(context.Background(), res, policy.AddBinding("roles/viewer", "user:a@example.com")); err != nil {
+			t.Fatal(err)
+		}
+		if got := clk.Sleeps(); !slices.Equal(got, tc.want) {
+			t.Errorf("%d options: waits %v, want %v", len(tc.opts), got, tc.want)
+		}
+		if e.sets() != 3 {
+			t.Errorf("%d writes, want 3", e.sets())
+		}
+	}
+}
+
+func TestNewUpdaterTakesConflictBackoff(t *testing.T) {
+	e := newEnv(t)
+	if _, err := policy.NewUpdater(e.client, interceptor.WithConflictBackoff(interceptor.DocumentedConflicts)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := policy.NewUpdater(e.client, interceptor.WithConflictBackoff(5)); err == nil {
+		t.Fatal("unknown schedule accepted")
+	}
+}

@@ -1,0 +1,195 @@
+package policy_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/iamretry/iamretry/interceptor"
+	"github.com/iamretry/iamretry/interceptor/policy"
+	"github.com/iamretry/iamretry/internal/fakeiam"
+)
+
+// contentionRun is what one run of N separate Updaters on one policy made.
+type contentionRun struct {
+	writes    int           // SetIamPolicy calls the fake served
+	gaveUp    int           // Updates that returned an error
+	allLanded time.Duration // when the last Update returned, on the bubble's clock
+	p50       time.Duration // nearest-rank median of the Updates' return times
+}
+
+// separateUpdaters runs n Updaters, each its own process in effect (its own
+// Retrier, random stream and connection-less Client over one fake), each
+// adding its own member to ONE policy at the same moment, with 50 ms from
+// a read to its write reaching the fake (the write's latency). It runs in
+// a synctest bubble: the Updaters' wall clock and the fake's latency are
+// the bubble's, so a minute of backoff takes no real time. It fails t
+// unless every change landed exactly once. Updater i draws from the random
+// stream (seed, i), or (seed, 0) when same (then with 2 writers the loser's
+// waits depend on the seed alone, not on which goroutine won).
+func separateUpdaters(t *testing.T, n int, seed uint64, same bool, opts ...interceptor.Option) contentionRun {
+	t.Helper()
+	var run contentionRun
+	synctest.Test(t, func(t *testing.T) {
+		srv := fakeiam.Start(t)
+		srv.SetLatency(fakeiam.MethodSetIamPolicy, 50*time.Millisecond)
+		conn, err := srv.Dial(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		client := policy.FromConn(conn)
+
+		start := time.Now()
+		done := make([]time.Duration, n)
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			var mu sync.Mutex
+			stream := uint64(i)
+			if same {
+				stream = 0
+			}
+			rng := rand.New(rand.NewPCG(seed, stream))
+			u, err := policy.NewUpdater(client, append([]interceptor.Option{interceptor.WithRandom(func() float64 {
+				mu.Lock()
+				defer mu.Unlock()
+				return rng.Float64()
+			})}, opts...)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wg.Go(func() {
+				_, errs[i] = u.Update(context.Background(), res, policy.AddBinding("roles/viewer", fmt.Sprintf("user:u%d@example.com", i)))
+				done[i] = time.Since(start)
+			})
+		}
+		wg.Wait()
+
+		run.writes = srv.CountCalls(fakeiam.MethodSetIamPolicy)
+		got := members(srv.Policy(res), "roles/viewer")
+		for i, err := range errs {
+			m := fmt.Sprintf("user:u%d@example.com", i)
+			switch {
+			case err != nil:
+				run.gaveUp++
+				if got[m] != 0 {
+					t.Errorf("seed %d: updater %d failed (%v) but its change landed", seed, i, err)
+				}
+			case got[m] != 1:
+				t.Errorf("seed %d: updater %d succeeded but its member is in the policy %d times", seed, i, got[m])
+			}
+		}
+		run.allLanded = slices.Max(done)
+		slices.Sort(done)
+		run.p50 = done[(n+1)/2-1]
+	})
+	return run
+}
+
+// contentionSeeds is how many seeds the contention tests run: 3 by default,
+// to stay cheap on CI; IAMRETRY_CONTENTION_SEEDS=20 gives the README's
+// figures.
+func contentionSeeds(t *testing.T) int {
+	if s := os.Getenv("IAMRETRY_CONTENTION_SEEDS"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			t.Fatalf("IAMRETRY_CONTENTION_SEEDS=%q: want a positive count", s)
+		}
+		return n
+	}
+	if testing.Short() {
+		return 1
+	}
+	return 3
+}
+
+type contentionStats struct {
+	gaveUp            int // the most on one seed
+	meanWrites, worst float64
+	allLanded, p50Med time.Duration
+	lastMed           time.Duration // median over seeds of when the last writer landed
+}
+
+func contention(t *testing.T, n, seeds int, opts ...interceptor.Option) contentionStats {
+	return contentionSame(t, n, seeds, false, opts...)
+}
+
+func contentionSame(t *testing.T, n, seeds int, same bool, opts ...interceptor.Option) contentionStats {
+	var st contentionStats
+	var p50s, lasts []time.Duration
+	for seed := 1; seed <= seeds; seed++ {
+		r := separateUpdaters(t, n, uint64(seed), same, opts...)
+		w := float64(r.writes) / float64(n)
+		st.meanWrites += w / float64(seeds)
+		st.worst = max(st.worst, w)
+		st.gaveUp = max(st.gaveUp, r.gaveUp)
+		st.allLanded = max(st.allLanded, r.allLanded)
+		p50s = append(p50s, r.p50)
+		lasts = append(lasts, r.allLanded)
+	}
+	slices.Sort(p50s)
+	slices.Sort(lasts)
+	st.p50Med = p50s[len(p50s)/2]
+	st.lastMed = lasts[len(lasts)/2]
+	return st
+}
+
+// TestSeparateUpdatersContention checks the contention goal of issue 14
+// with the real Updater code: N separate Updaters on one policy, with
+// default options, over seeds: no writer gives up on any seed, at most 3.0
+// writes per writer on average and 3.3 on the worst seed.
+func TestSeparateUpdatersContention(t *testing.T) {
+	seeds := contentionSeeds(t)
+	for _, n := range []int{100, 200} {
+		st := contention(t, n, seeds)
+		t.Logf("N=%d, %d seeds: gave up (most on a seed) %d, writes per writer %.2f mean, %.2f worst; all landed by %.1fs; median p50 %.2fs",
+			n, seeds, st.gaveUp, st.meanWrites, st.worst, st.allLanded.Seconds(), st.p50Med.Seconds())
+		if st.gaveUp != 0 || st.meanWrites > 3.0 || st.worst > 3.3 {
+			t.Errorf("N=%d: gave up %d, writes per writer %.2f mean, %.2f worst; want 0, <= 3.0, <= 3.3", n, st.gaveUp, st.meanWrites, st.worst)
+		}
+	}
+}
+
+// TestSeparateUpdatersFewWriters: the common small case does not pay for
+// the conflict schedule: with 2 and 5 writers, the median time to land
+// (median over seeds of each run's nearest-rank median) and, with 2, the
+// median time the loser lands, are no worse than the documented
+// schedule's. The tail is longer (see SpreadConflicts): logged, not a goal.
+func TestSeparateUpdatersFewWriters(t *testing.T) {
+	seeds := 100 // cheap at these sizes; fewer leave the medians to chance
+	for _, n := range []int{2, 5} {
+		same := n == 2
+		spread := contentionSame(t, n, seeds, same)
+		doc := contentionSame(t, n, seeds, same, interceptor.WithConflictBackoff(interceptor.DocumentedConflicts))
+		t.Logf("N=%d, %d seeds: median p50 %.2fs (documented %.2fs); last landed, median %.2fs (documented %.2fs), worst %.1fs (documented %.1fs)",
+			n, seeds, spread.p50Med.Seconds(), doc.p50Med.Seconds(), spread.lastMed.Seconds(), doc.lastMed.Seconds(), spread.allLanded.Seconds(), doc.allLanded.Seconds())
+		if spread.gaveUp != 0 || spread.p50Med > doc.p50Med {
+			t.Errorf("N=%d: gave up %d, median time to land %v; want 0, no more than the documented schedule's %v", n, spread.gaveUp, spread.p50Med, doc.p50Med)
+		}
+		if n == 2 && spread.lastMed > doc.lastMed {
+			t.Errorf("N=2: the loser lands after %v (median), the documented schedule's after %v", spread.lastMed, doc.lastMed)
+		}
+	}
+}
+
+// TestSeparateUpdatersDocumented records the documented schedule's figures
+// beside the default's (not a goal: it loses changes at N = 200).
+func TestSeparateUpdatersDocumented(t *testing.T) {
+	if os.Getenv("IAMRETRY_CONTENTION_SEEDS") == "" {
+		t.Skip("the documented schedule's figures: set IAMRETRY_CONTENTION_SEEDS")
+	}
+	seeds := contentionSeeds(t)
+	for _, n := range []int{100, 200} {
+		st := contention(t, n, seeds, interceptor.WithConflictBackoff(interceptor.DocumentedConflicts))
+		t.Logf("documented N=%d, %d seeds: gave up (most on a seed) %d, writes per writer %.2f mean, %.2f worst; all landed by %.1fs; median p50 %.2fs",
+			n, seeds, st.gaveUp, st.meanWrites, st.worst, st.allLanded.Seconds(), st.p50Med.Seconds())
+	}
+}

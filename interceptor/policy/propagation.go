@@ -1,0 +1,70 @@
+package policy
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	grpccodes "google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// A grant to a member that IAM cannot see yet (a service account created
+// moments ago) is refused by SetIamPolicy with INVALID_ARGUMENT "Service
+// account EMAIL does not exist.": IAM is eventually consistent, and the
+// refusal changed nothing. The Updater treats it as the 404 of a read: with
+// WithRetryNotFound it reruns the read-modify-write within its deadline;
+// without, it returns the server's error at once, naming the option. In a
+// coalesced batch it is first split (splittable: INVALID_ARGUMENT), so only
+// the caller naming the new member waits.
+
+// missingMember reports whether err is SetIamPolicy's refusal of a member
+// that does not exist (yet).
+func missingMember(err error) bool {
+	s, ok := status.FromError(err)
+	return ok && s.Code() == grpccodes.InvalidArgument && strings.Contains(s.Message(), "does not exist")
+}
+
+// notVisibleError is that refusal as the read-modify-write returns it to
+// the engine: for a change tried alone its code is NOT_FOUND, class
+// Propagation (retried only with WithRetryNotFound); in a batch of several
+// it keeps INVALID_ARGUMENT, so the batch is split first.
+type notVisibleError struct {
+	err   error // the server's refusal
+	alone bool  // the read-modify-write ran one caller's change
+}
+
+func (e *notVisibleError) Error() string { return e.err.Error() }
+func (e *notVisibleError) Unwrap() error { return e.err }
+
+func (e *notVisibleError) GRPCStatus() *status.Status {
+	if e.alone {
+		return status.New(grpccodes.NotFound, e.err.Error())
+	}
+	return status.New(grpccodes.InvalidArgument, e.err.Error())
+}
+
+// memberNotVisibleError is what the caller gets when the refusal ends the
+// Update: the server's error and code (INVALID_ARGUMENT), with a message
+// that names the opt-in.
+type memberNotVisibleError struct{ err error }
+
+func (e *memberNotVisibleError) Error() string {
+	return fmt.Sprintf("%v (a member created moments ago may not be visible to IAM yet: pass interceptor.WithRetryNotFound() to NewUpdater to wait for it within the retry deadline)", e.err)
+}
+
+func (e *memberNotVisibleError) Unwrap() error { return e.err }
+
+func (e *memberNotVisibleError) GRPCStatus() *status.Status {
+	return status.New(grpccodes.InvalidArgument, e.Error())
+}
+
+// forCaller turns the engine's last error back into the server's refusal
+// when it is a notVisibleError; other errors pass unchanged.
+func forCaller(err error) error {
+	var nv *notVisibleError
+	if errors.As(err, &nv) && err == error(nv) {
+		return &memberNotVisibleError{err: nv.err}
+	}
+	return err
+}
