@@ -20,6 +20,12 @@
 //	...
 //	srv.FailNext(iamtest.MethodGetServiceAccount, 2, codes.Unavailable)
 //
+// The same store, controls and call log are served over REST too (HTTP/JSON
+// as Google's REST APIs speak it), for discovery and GAPIC REST clients:
+// RESTEndpoint, HTTPClient and RESTClientOptions reach it in-process. Serve
+// and ServeREST put the gRPC and REST faces on listeners of your own, for
+// programs in other processes.
+//
 // # Controls
 //
 // Every control is a method of Server, may be called at any time, from any

@@ -2,11 +2,15 @@ package iamtest_test
 
 import (
 	"context"
+	"io"
 	"net"
+	"net/http"
+	"strings"
 	"testing"
 
 	"cloud.google.com/go/iam/apiv1/iampb"
 	"google.golang.org/grpc"
+	grpccodes "google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/iamretry/iamretry/iamtest"
@@ -58,5 +62,72 @@ func TestServeOnTCP(t *testing.T) {
 	}
 	if err := srv.Serve(lis2); err == nil {
 		t.Error("Serve on a closed server returned nil, want an error")
+	}
+}
+
+// TestServeRESTOnTCP serves the fake's REST face on a loopback TCP listener:
+// a JSON setIamPolicy sent there is read back over the in-memory gRPC face
+// (one store, one call log), an error comes as Google's JSON error, and
+// ServeREST returns nil once Close stops it, an error after.
+func TestServeRESTOnTCP(t *testing.T) {
+	srv, err := iamtest.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Skipf("no loopback TCP here: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.ServeREST(lis) }()
+	base := "http://" + lis.Addr().String() + "/"
+	hc := &http.Client{Transport: &http.Transport{}}
+	defer hc.CloseIdleConnections()
+
+	body := `{"policy": {"bindings": [{"role": "roles/viewer", "members": ["user:alice@example.com"]}]}}`
+	resp, err := hc.Post(base+"v1/projects/p:setIamPolicy", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("setIamPolicy over REST: %s %s", resp.Status, b)
+	}
+	got, err := iampb.NewIAMPolicyClient(srv.Conn()).GetIamPolicy(context.Background(), &iampb.GetIamPolicyRequest{Resource: "projects/p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Bindings) != 1 || got.Bindings[0].Role != "roles/viewer" {
+		t.Errorf("the gRPC face read %v, want the binding written over REST", got.Bindings)
+	}
+
+	srv.SetFailureRate(iamtest.AnyMethod, 1, grpccodes.Unavailable)
+	resp, err = hc.Post(base+"v1/projects/p:getIamPolicy", "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(b), `"UNAVAILABLE"`) {
+		t.Errorf("an injected fault over REST answered %s %s, want 503 with status UNAVAILABLE", resp.Status, b)
+	}
+	if n := srv.CountCalls(iamtest.AnyMethod); n != 3 {
+		t.Errorf("call log holds %d calls, want 3 (two over REST, one over gRPC)", n)
+	}
+
+	srv.Close()
+	if err := <-done; err != nil {
+		t.Errorf("ServeREST after Close returned %v, want nil", err)
+	}
+	lis2, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.ServeREST(lis2); err == nil {
+		t.Error("ServeREST on a closed server returned nil, want an error")
+	}
+	if _, err := net.Dial("tcp", lis2.Addr().String()); err == nil {
+		t.Error("ServeREST on a closed server left its listener open")
 	}
 }

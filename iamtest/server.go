@@ -18,6 +18,8 @@ type Server struct {
 	fake     *fakeiam.Server
 	conn     *grpc.ClientConn
 	restFace restFace // the REST face, started on first use (rest.go)
+	// restServers are those of ServeREST (serverest.go).
+	restServers restServers
 
 	closeOnce sync.Once
 }
@@ -73,6 +75,7 @@ func (s *Server) Close() {
 		_ = s.conn.Close()
 		s.fake.Close()
 		s.closeREST()
+		s.closeRESTServers()
 	})
 }
 

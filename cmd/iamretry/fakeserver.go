@@ -21,8 +21,13 @@ that any program (this CLI's policy command, a Go client, a test in another
 language) can be pointed at it. It speaks google.iam.v1.IAMPolicy,
 google.iam.admin.v1.IAM (service accounts, keys, roles, their policies) and
 the IAM methods of Resource Manager v3 Projects, Folders and Organizations,
-all on one policy store with IAM's etags. There is no authentication: it
-listens on loopback unless told otherwise.
+all on one policy store with IAM's etags. With --rest-listen it serves the
+same store over REST (HTTP/JSON, as Google's REST APIs: the IAM mixin's
+:getIamPolicy, :setIamPolicy, :testIamPermissions, Resource Manager v3's IAM
+methods, service accounts and keys) on a second port, for the discovery
+clients (google.golang.org/api/iam/v1, cloudresourcemanager/v3), GAPIC REST
+clients and "iamretry policy --transport rest". There is no authentication:
+it listens on loopback unless told otherwise.
 
 Fault flags make it misbehave the way IAM can: random failures with the codes
 you choose, writes that commit but whose answer is lost, latency, and new
@@ -33,6 +38,7 @@ It stops cleanly on SIGINT (Ctrl-C) or SIGTERM.`
 
 type fakeServerFlags struct {
 	listen      string
+	restListen  string // "" serves no REST face
 	failRate    float64
 	codes       string
 	lostRate    float64
@@ -47,11 +53,12 @@ func fakeServerCommand() *command {
 	return &command{
 		name:    "fake-server",
 		summary: "serve a fake IAM API on a local port, with fault injection",
-		usage:   "iamretry fake-server [--listen 127.0.0.1:8085] [--fail-rate P --codes UNAVAILABLE,INTERNAL] [--lost-answer-rate P] [--latency D] [--propagation D]",
+		usage:   "iamretry fake-server [--listen 127.0.0.1:8085] [--rest-listen 127.0.0.1:8086] [--fail-rate P --codes UNAVAILABLE,INTERNAL] [--lost-answer-rate P] [--latency D] [--propagation D]",
 		long:    fakeServerLong,
 		flags: func(fs *flag.FlagSet) func(context.Context, *cmdIO, []string) error {
 			f := &fakeServerFlags{}
 			fs.StringVar(&f.listen, "listen", "127.0.0.1:8085", "host:port to listen on (port 0 picks a free one)")
+			fs.StringVar(&f.restListen, "rest-listen", "", "host:port to serve the REST face on as well, e.g. 127.0.0.1:8086 (port 0 picks a free one; default: no REST face)")
 			fs.Float64Var(&f.failRate, "fail-rate", 0, "probability (0..1) that a call fails, before it runs, with one of --codes")
 			fs.StringVar(&f.codes, "codes", "UNAVAILABLE", "comma-separated gRPC codes that --fail-rate draws from, e.g. UNAVAILABLE,INTERNAL,DEADLINE_EXCEEDED")
 			fs.Float64Var(&f.lostRate, "lost-answer-rate", 0, "probability (0..1) that a write commits and then answers UNAVAILABLE (a lost answer)")
@@ -89,28 +96,60 @@ func (f *fakeServerFlags) validate() error {
 	if err := checkNonNegative("propagation", f.propagation); err != nil {
 		return err
 	}
-	_, port, err := net.SplitHostPort(f.listen)
-	if err != nil {
-		return usagef("--listen %q: want host:port, such as 127.0.0.1:8085 (%v)", f.listen, err)
+	if err := checkListen("listen", f.listen, "127.0.0.1:8085"); err != nil {
+		return err
 	}
-	if p, err := strconv.Atoi(port); err != nil || p < 0 || p > 65535 {
-		return usagef("--listen %q: the port must be a number from 0 to 65535", f.listen)
+	if f.restListen != "" {
+		return checkListen("rest-listen", f.restListen, "127.0.0.1:8086")
 	}
 	return nil
 }
 
+// checkListen validates an address to listen on.
+func checkListen(flagName, addr, example string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return usagef("--%s %q: want host:port, such as %s (%v)", flagName, addr, example, err)
+	}
+	if p, err := strconv.Atoi(port); err != nil || p < 0 || p > 65535 {
+		return usagef("--%s %q: the port must be a number from 0 to 65535", flagName, addr)
+	}
+	return nil
+}
+
+// fakeRun is a running fake-server: the fake, the addresses it serves on
+// and the results of its Serve calls.
+type fakeRun struct {
+	srv      *iamtest.Server
+	addr     string // the gRPC listener's
+	restAddr string // the REST listener's, "" without --rest-listen
+	done     chan error
+	serving  int // how many results done will receive
+}
+
 // startFakeServer builds the fake with the flags' faults and starts serving
-// it on a TCP listener. The fake-server command and the tests start it the
-// same way. done receives Serve's result once the server stops.
-func startFakeServer(f *fakeServerFlags) (srv *iamtest.Server, addr string, done <-chan error, err error) {
+// it on a TCP listener, and its REST face on a second one with
+// --rest-listen. The fake-server command and the tests start it the same
+// way. done receives each Serve's result once the server stops.
+func startFakeServer(f *fakeServerFlags) (*fakeRun, error) {
 	lis, err := net.Listen("tcp", f.listen)
 	if err != nil {
-		return nil, "", nil, err
+		return nil, fmt.Errorf("cannot listen on %s: %w", f.listen, err)
 	}
-	srv, err = iamtest.New(iamtest.WithSeed(f.seed))
+	var restLis net.Listener
+	if f.restListen != "" {
+		if restLis, err = net.Listen("tcp", f.restListen); err != nil {
+			_ = lis.Close()
+			return nil, fmt.Errorf("cannot listen on %s (--rest-listen): %w", f.restListen, err)
+		}
+	}
+	srv, err := iamtest.New(iamtest.WithSeed(f.seed))
 	if err != nil {
 		_ = lis.Close()
-		return nil, "", nil, err
+		if restLis != nil {
+			_ = restLis.Close()
+		}
+		return nil, err
 	}
 	if f.propagation > 0 {
 		srv.SetPropagationDelay(f.propagation)
@@ -124,48 +163,79 @@ func startFakeServer(f *fakeServerFlags) (srv *iamtest.Server, addr string, done
 	if f.latency > 0 {
 		srv.SetLatency(iamtest.AnyMethod, f.latency)
 	}
-	ch := make(chan error, 1)
-	go func() { ch <- srv.Serve(lis) }()
-	return srv, lis.Addr().String(), ch, nil
+	run := &fakeRun{srv: srv, addr: lis.Addr().String(), done: make(chan error, 2), serving: 1}
+	go func() { run.done <- servingErr(run.addr, srv.Serve(lis)) }()
+	if restLis != nil {
+		run.restAddr = restLis.Addr().String()
+		run.serving++
+		go func() { run.done <- servingErr(run.restAddr, srv.ServeREST(restLis)) }()
+	}
+	return run, nil
 }
 
 func runFakeServer(ctx context.Context, cio *cmdIO, f *fakeServerFlags) error {
-	srv, addr, done, err := startFakeServer(f)
+	run, err := startFakeServer(f)
 	if err != nil {
-		return fmt.Errorf("cannot listen on %s: %w", f.listen, err)
+		return err
 	}
+	srv, addr := run.srv, run.addr
 	defer srv.Close()
-	if !isLoopback(addr) {
-		fmt.Fprintf(cio.stderr, "iamretry fake-server: warning: %s is not a loopback address; the fake has no authentication and anyone who can reach it can use it\n", addr)
+	for _, a := range []string{addr, run.restAddr} {
+		if a != "" && !isLoopback(a) {
+			fmt.Fprintf(cio.stderr, "iamretry fake-server: warning: %s is not a loopback address; the fake has no authentication and anyone who can reach it can use it\n", a)
+		}
 	}
 	w := cio.stdout
 	fmt.Fprintf(w, "fake IAM server listening on %s\n", addr)
+	if run.restAddr != "" {
+		fmt.Fprintf(w, "fake IAM REST face listening on http://%s/\n", run.restAddr)
+	}
 	fmt.Fprintf(w, "  serves google.iam.v1.IAMPolicy, google.iam.admin.v1.IAM and Resource Manager v3 Projects, Folders, Organizations (IAM methods)\n")
 	fmt.Fprintf(w, "  faults: %s\n\n", f.describeFaults())
 	fmt.Fprintf(w, "Point this CLI at it:\n")
 	fmt.Fprintf(w, "  iamretry policy add-binding --endpoint %s --insecure --resource projects/my-project --role roles/viewer --member user:alice@example.com\n", addr)
-	fmt.Fprintf(w, "  iamretry policy get --endpoint %s --insecure --resource projects/my-project\n\n", addr)
-	fmt.Fprintf(w, "Point a Go client at it (admin.NewIamClient, iam/apiv1, resourcemanager/apiv3 ...):\n")
+	fmt.Fprintf(w, "  iamretry policy get --endpoint %s --insecure --resource projects/my-project\n", addr)
+	if run.restAddr != "" {
+		fmt.Fprintf(w, "  iamretry policy get --transport rest --endpoint http://%s/ --insecure --resource projects/my-project\n", run.restAddr)
+	}
+	fmt.Fprintf(w, "\nPoint a Go client at it (admin.NewIamClient, iam/apiv1, resourcemanager/apiv3 ...):\n")
 	fmt.Fprintf(w, "  option.WithEndpoint(%q),\n", addr)
 	fmt.Fprintf(w, "  option.WithoutAuthentication(),\n")
 	fmt.Fprintf(w, "  option.WithGRPCDialOption(grpc.WithTransportCredentials(insecure.NewCredentials())),\n")
 	fmt.Fprintf(w, "  option.WithGRPCDialOption(grpc.WithChainUnaryInterceptor(interceptor.UnaryClientInterceptor())),\n\n")
+	if run.restAddr != "" {
+		fmt.Fprintf(w, "Point a REST client at it (iam/v1, cloudresourcemanager/v3, NewIamPolicyRESTClient ...):\n")
+		fmt.Fprintf(w, "  option.WithEndpoint(%q),\n", "http://"+run.restAddr+"/")
+		fmt.Fprintf(w, "  option.WithHTTPClient(&http.Client{Transport: retrier.RoundTripper(nil)}),\n\n")
+	}
 	fmt.Fprintf(w, "Stop with Ctrl-C.\n")
 
 	select {
 	case <-ctx.Done():
 		srv.Close()
-		if err := <-done; err != nil {
+		var errs []error
+		for range run.serving {
+			errs = append(errs, <-run.done)
+		}
+		if err := errors.Join(errs...); err != nil {
 			return err
 		}
 		fmt.Fprintf(w, "fake IAM server stopped (%d calls served)\n", srv.CountCalls(iamtest.AnyMethod))
 		return nil
-	case err := <-done:
+	case err := <-run.done:
 		if err == nil {
 			err = errors.New("the server stopped")
 		}
-		return fmt.Errorf("serving on %s: %w", addr, err)
+		return err
 	}
+}
+
+// servingErr names the address a Serve call that failed was serving on.
+func servingErr(addr string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("serving on %s: %w", addr, err)
 }
 
 func (f *fakeServerFlags) describeFaults() string {

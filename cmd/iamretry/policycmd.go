@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,7 +15,6 @@ import (
 	"cloud.google.com/go/iam/apiv1/iampb"
 	expr "google.golang.org/genproto/googleapis/type/expr"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
@@ -46,9 +44,15 @@ The resource picks the API that owns its policy:
       //cloudkms.googleapis.com/projects/P/locations/L/keyRings/R
       //run.googleapis.com/projects/P/locations/L/services/S
 
-By default it calls the real API with Application Default Credentials
+By default it calls the real API over gRPC, with Application Default Credentials
 (gcloud auth application-default login). --endpoint HOST:PORT --insecure
 points it at a fake instead (iamretry fake-server).
+
+--transport rest calls the REST (HTTP/JSON) APIs instead, for projects,
+folders, organizations (cloudresourcemanager/v3) and service accounts
+(iam/v1), with the iamretry RoundTripper as the layer that retries;
+--endpoint then takes a base URL, such as the one of
+"iamretry fake-server --rest-listen 127.0.0.1:8086": http://127.0.0.1:8086/.
 
 Examples:
   iamretry policy get --resource projects/my-project
@@ -57,6 +61,9 @@ Examples:
   iamretry fake-server &    # then:
   iamretry policy add-binding --endpoint 127.0.0.1:8085 --insecure \
       --resource projects/demo --role roles/viewer --member group:ops@example.com
+  iamretry fake-server --rest-listen 127.0.0.1:8086 &    # then:
+  iamretry policy get --transport rest --endpoint http://127.0.0.1:8086/ \
+      --insecure --resource projects/demo
 
 Run "iamretry policy SUBCOMMAND -h" for the flags of one.`
 
@@ -96,7 +103,7 @@ type policySub struct {
 
 func policySubcommands() map[string]*policySub {
 	return map[string]*policySub{
-		"get": {name: "get", usage: "iamretry policy get --resource NAME [--endpoint HOST:PORT --insecure]",
+		"get": {name: "get", usage: "iamretry policy get --resource NAME [--transport grpc|rest] [--endpoint HOST:PORT|URL --insecure] [--json]",
 			long: "Prints the IAM policy of --resource: its version, etag and bindings (read with\nrequested policy version 3, so conditional bindings show)."},
 		"add-binding": {name: "add-binding", change: true, add: true,
 			usage: "iamretry policy add-binding --resource NAME --role ROLE --member MEMBER [--condition-title T --condition-expression CEL] [--dry-run]",
@@ -113,6 +120,8 @@ type policyFlags struct {
 	endpoint                        string
 	insecure, dryRun, retryNotFound bool
 	json                            bool
+	transport                       string // "grpc" or "rest"
+	restBase                        string // with rest and --endpoint: the base URL
 	deadline, timeout               time.Duration
 
 	route route  // where the policy lives (from --resource)
@@ -133,7 +142,8 @@ func runPolicySubcommand(ctx context.Context, cio *cmdIO, sub *policySub, args [
 	} else {
 		fs.BoolVar(&f.json, "json", false, "print the policy as JSON (the API's own form) instead of text")
 	}
-	fs.StringVar(&f.endpoint, "endpoint", "", "HOST:PORT of the API to call instead of Google's (e.g. an iamretry fake-server)")
+	fs.StringVar(&f.transport, "transport", transportGRPC, "grpc, or rest (HTTP/JSON through cloudresourcemanager/v3 and iam/v1, for "+restKinds+")")
+	fs.StringVar(&f.endpoint, "endpoint", "", "HOST:PORT of the API to call instead of Google's (e.g. an iamretry fake-server); with --transport rest a base URL such as http://127.0.0.1:8086/ (fake-server --rest-listen)")
 	fs.BoolVar(&f.insecure, "insecure", false, "with --endpoint: no TLS and no credentials (for a local fake)")
 	fs.BoolVar(&f.retryNotFound, "retry-not-found", false, "retry NOT_FOUND too, for a resource just created (IAM reads are eventually consistent)")
 	fs.DurationVar(&f.deadline, "deadline", interceptor.DefaultDeadline, "how long to keep retrying, from the first failure")
@@ -172,11 +182,12 @@ func (f *policyFlags) validate(sub *policySub) error {
 	if f.insecure && f.endpoint == "" {
 		return usagef("--insecure turns off TLS and credentials for --endpoint; give --endpoint HOST:PORT too (or drop --insecure to use Google's API)")
 	}
-	if f.endpoint != "" {
-		if _, port, err := net.SplitHostPort(f.endpoint); err != nil {
-			return usagef("--endpoint %q: want HOST:PORT, such as 127.0.0.1:8085", f.endpoint)
-		} else if p, err := strconv.Atoi(port); err != nil || p <= 0 || p > 65535 {
-			return usagef("--endpoint %q: the port must be a number from 1 to 65535", f.endpoint)
+	if err := f.checkTransport(); err != nil {
+		return err
+	}
+	if f.endpoint != "" && f.transport == transportGRPC {
+		if err := checkHostPort(f.endpoint, "127.0.0.1:8085"); err != nil {
+			return err
 		}
 	}
 	if err := checkNonNegative("deadline", f.deadline); err != nil {
@@ -200,11 +211,16 @@ func (f *policyFlags) mutation(sub *policySub) policy.Mutation {
 }
 
 // policyClient connects to the service that holds the policy of the
-// resource (see routes), with the interceptor as a dial option.
+// resource (see routes), with the interceptor as a dial option; with
+// --transport rest, to its discovery client with the Retrier's
+// RoundTripper (restclient.go).
 func policyClient(ctx context.Context, f *policyFlags, opts ...interceptor.Option) (policy.Client, func() error, error) {
 	r, err := interceptor.New(opts...)
 	if err != nil {
 		return nil, nil, err
+	}
+	if f.transport == transportREST {
+		return restClient(ctx, f, r)
 	}
 	conn, err := f.route.dial(ctx, f, r.UnaryClientInterceptor())
 	if err != nil {
@@ -238,7 +254,7 @@ func runPolicy(ctx context.Context, cio *cmdIO, sub *policySub, f *policyFlags) 
 			what = "a concurrent change"
 		}
 		fmt.Fprintf(cio.stderr, "iamretry: %s attempt %d: %s (HTTP %d, %s): %s\n",
-			shortMethod(a.Method), a.N, codeName(status.Code(a.Err)), httpStatus(status.Code(a.Err)), a.Class, what)
+			shortMethod(a.Method), a.N, codeName(errCode(a.Err)), errHTTPStatus(a.Err), a.Class, what)
 	})
 	opts := []interceptor.Option{interceptor.WithDeadline(f.deadline), observe}
 	if f.retryNotFound {
@@ -325,7 +341,7 @@ func runPolicy(ctx context.Context, cio *cmdIO, sub *policySub, f *policyFlags) 
 // explain adds what to do to an error the user can act on: a NOT_FOUND
 // without --retry-not-found may be a resource that has not propagated yet.
 func (f *policyFlags) explain(err error) error {
-	if status.Code(err) == codes.NotFound && !f.retryNotFound {
+	if errCode(err) == codes.NotFound && !f.retryNotFound {
 		return fmt.Errorf("%w\n(IAM is eventually consistent: a resource or service account created moments ago can answer NOT_FOUND for a while; if it is new, run again with --retry-not-found)", err)
 	}
 	return err

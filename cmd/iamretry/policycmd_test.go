@@ -15,6 +15,13 @@ import (
 // command must exit 0, when the test ends.
 func startFake(t *testing.T, flags ...string) string {
 	t.Helper()
+	addr, _ := startFakeOut(t, flags...)
+	return addr
+}
+
+// startFakeOut is startFake that also returns what the command printed.
+func startFakeOut(t *testing.T, flags ...string) (string, *syncBuffer) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	out := &syncBuffer{}
 	var errb bytes.Buffer
@@ -43,7 +50,7 @@ func startFake(t *testing.T, flags ...string) string {
 	if !strings.Contains(out.String(), "--endpoint "+addr+" --insecure") || !strings.Contains(out.String(), `option.WithEndpoint("`+addr+`")`) {
 		t.Errorf("fake-server does not say how to point a client at it:\n%s", out.String())
 	}
-	return addr
+	return addr, out
 }
 
 func TestPolicyAgainstFakeServer(t *testing.T) {

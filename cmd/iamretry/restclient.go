@@ -1,0 +1,208 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	crm "google.golang.org/api/cloudresourcemanager/v3"
+	"google.golang.org/api/googleapi"
+	iam "google.golang.org/api/iam/v1"
+	"google.golang.org/api/option"
+	htransport "google.golang.org/api/transport/http"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/iamretry/iamretry/interceptor"
+	"github.com/iamretry/iamretry/interceptor/policy"
+	"github.com/iamretry/iamretry/interceptor/policy/crmv3"
+	"github.com/iamretry/iamretry/interceptor/policy/iamv1"
+)
+
+// The transports of the policy command.
+const (
+	transportGRPC = "grpc"
+	transportREST = "rest"
+)
+
+// restAdapters are the discovery clients that --transport rest reaches, by
+// the gRPC service of the route: Resource Manager v3 for projects, folders
+// and organizations, IAM v1 for service accounts.
+var restAdapters = map[string]func(context.Context, ...option.ClientOption) (policy.Client, error){
+	"google.cloud.resourcemanager.v3.Projects": func(ctx context.Context, opts ...option.ClientOption) (policy.Client, error) {
+		s, err := crm.NewService(ctx, opts...)
+		if err != nil {
+			return nil, err
+		}
+		return crmv3.Projects(s), nil
+	},
+	"google.cloud.resourcemanager.v3.Folders": func(ctx context.Context, opts ...option.ClientOption) (policy.Client, error) {
+		s, err := crm.NewService(ctx, opts...)
+		if err != nil {
+			return nil, err
+		}
+		return crmv3.Folders(s), nil
+	},
+	"google.cloud.resourcemanager.v3.Organizations": func(ctx context.Context, opts ...option.ClientOption) (policy.Client, error) {
+		s, err := crm.NewService(ctx, opts...)
+		if err != nil {
+			return nil, err
+		}
+		return crmv3.Organizations(s), nil
+	},
+	"google.iam.admin.v1.IAM": func(ctx context.Context, opts ...option.ClientOption) (policy.Client, error) {
+		s, err := iam.NewService(ctx, opts...)
+		if err != nil {
+			return nil, err
+		}
+		return iamv1.ServiceAccounts(s), nil
+	},
+}
+
+// restKinds says which resources --transport rest supports.
+const restKinds = "projects/P, folders/F, organizations/O and projects/P/serviceAccounts/EMAIL"
+
+// checkTransport validates --transport, and with rest the resource's route
+// and --endpoint (a URL, or HOST:PORT); it sets f.restBase.
+func (f *policyFlags) checkTransport() error {
+	switch f.transport {
+	case transportGRPC:
+		if f.endpoint != "" && strings.Contains(f.endpoint, "://") {
+			return usagef("--endpoint %q: the gRPC transport takes HOST:PORT, such as 127.0.0.1:8085 (a URL is for --transport rest)", f.endpoint)
+		}
+		return nil
+	case transportREST:
+	default:
+		return usagef("--transport %q: want grpc or rest", f.transport)
+	}
+	if _, ok := restAdapters[f.route.grpcService]; !ok {
+		return usagef("--resource %q: --transport rest is supported for %s (through cloudresourcemanager/v3 and iam/v1); use --transport grpc, the default, for this one", f.resource, restKinds)
+	}
+	if f.endpoint == "" {
+		return nil
+	}
+	base, err := restEndpoint(f.endpoint, f.insecure)
+	if err != nil {
+		return err
+	}
+	f.restBase = base
+	return nil
+}
+
+// restEndpoint turns --endpoint into the base URL of a discovery client:
+// an http:// or https:// URL as given (ending in "/"), or HOST:PORT as
+// http://HOST:PORT/ with --insecure and https://HOST:PORT/ without.
+func restEndpoint(ep string, insecure bool) (string, error) {
+	if !strings.Contains(ep, "://") {
+		if err := checkHostPort(ep, "http://127.0.0.1:8086/"); err != nil {
+			return "", err
+		}
+		if insecure {
+			return "http://" + ep + "/", nil
+		}
+		return "https://" + ep + "/", nil
+	}
+	u, err := url.Parse(ep)
+	if err != nil || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return "", usagef("--endpoint %q: want a base URL such as http://127.0.0.1:8086/, or HOST:PORT", ep)
+	}
+	switch {
+	case u.Scheme == "http" && !insecure:
+		return "", usagef("--endpoint %q: plain http has no TLS; add --insecure (for a local fake, without credentials) or use https://", ep)
+	case u.Scheme == "https" && insecure:
+		return "", usagef("--endpoint %q: --insecure means plain HTTP without credentials; give http://%s/", ep, u.Host)
+	case u.Scheme != "http" && u.Scheme != "https":
+		return "", usagef("--endpoint %q: the scheme must be http or https", ep)
+	}
+	if _, port, err := net.SplitHostPort(u.Host); err == nil {
+		if p, err := strconv.Atoi(port); err != nil || p <= 0 || p > 65535 {
+			return "", usagef("--endpoint %q: the port must be a number from 1 to 65535", ep)
+		}
+	}
+	if !strings.HasSuffix(u.Path, "/") {
+		u.Path += "/"
+	}
+	return u.String(), nil
+}
+
+// restClient builds the discovery client of the route, over an
+// *http.Client whose transport is rt's RoundTripper around the
+// authenticated transport (Application Default Credentials; nothing with
+// --insecure): each retry goes through the auth transport, so it
+// re-authenticates when the token expired. Calls of an Updater pass through
+// the RoundTripper (the Updater owns their retries).
+func restClient(ctx context.Context, f *policyFlags, rt *interceptor.Retrier) (policy.Client, func() error, error) {
+	newClient := restAdapters[f.route.grpcService]
+	hb := http.DefaultTransport.(*http.Transport).Clone()
+	var base http.RoundTripper = hb
+	if !f.insecure {
+		auth, err := htransport.NewTransport(ctx, hb, option.WithScopes("https://www.googleapis.com/auth/cloud-platform"))
+		if err != nil {
+			return nil, nil, err
+		}
+		base = auth
+	}
+	opts := []option.ClientOption{option.WithHTTPClient(&http.Client{Transport: rt.RoundTripper(base)})}
+	if f.restBase != "" {
+		opts = append(opts, option.WithEndpoint(f.restBase))
+	}
+	c, err := newClient(ctx, opts...)
+	if err != nil {
+		hb.CloseIdleConnections()
+		return nil, nil, err
+	}
+	return c, func() error { hb.CloseIdleConnections(); return nil }, nil
+}
+
+// errCode returns the gRPC code of an error of either transport: a gRPC
+// status, or a REST *googleapi.Error by its JSON body's "status" (REST maps
+// several codes to one HTTP status: 409 is ABORTED and ALREADY_EXISTS), else
+// by its HTTP status as gax maps it.
+func errCode(err error) codes.Code {
+	var ge *googleapi.Error
+	if errors.As(err, &ge) {
+		if c, ok := bodyStatus(ge.Body); ok {
+			return c
+		}
+	}
+	return status.Code(err)
+}
+
+// errHTTPStatus returns the HTTP status of an error: a REST error's own,
+// else the one of its gRPC code.
+func errHTTPStatus(err error) int {
+	var ge *googleapi.Error
+	if errors.As(err, &ge) {
+		return ge.Code
+	}
+	return httpStatus(status.Code(err))
+}
+
+// bodyStatus reads the "status" of Google's JSON error body.
+func bodyStatus(body string) (codes.Code, bool) {
+	var b struct {
+		Error struct {
+			Status string `json:"status"`
+		} `json:"error"`
+	}
+	if json.Unmarshal([]byte(body), &b) != nil || b.Error.Status == "" {
+		return 0, false
+	}
+	c, err := codeByName(b.Error.Status)
+	return c, err == nil
+}
+
+// checkHostPort validates an --endpoint given as HOST:PORT.
+func checkHostPort(ep, example string) error {
+	if _, port, err := net.SplitHostPort(ep); err != nil {
+		return usagef("--endpoint %q: want HOST:PORT, such as %s", ep, example)
+	} else if p, err := strconv.Atoi(port); err != nil || p <= 0 || p > 65535 {
+		return usagef("--endpoint %q: the port must be a number from 1 to 65535", ep)
+	}
+	return nil
+}
