@@ -2,8 +2,10 @@ package iamtest_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -340,5 +342,49 @@ func TestFidelityControlsRefuseBadInput(t *testing.T) {
 		if !strings.Contains(msg, tc.want) {
 			t.Errorf("panic %q does not say %q", msg, tc.want)
 		}
+	}
+}
+
+// TestFidelityControlsAreSafeForConcurrentUse changes the fidelity and data
+// controls while calls run (run with -race).
+func TestFidelityControlsAreSafeForConcurrentUse(t *testing.T) {
+	srv := iamtest.NewServer(t)
+	c := newClients(t, srv)
+	var wg sync.WaitGroup
+	for i := range 3 {
+		wg.Go(func() {
+			for range 20 {
+				_ = c.grant("folders/1", "roles/viewer", "user:a@example.com")
+				_, _ = c.getPolicy("folders/1", 1)
+			}
+		})
+		wg.Go(func() {
+			for j := range 20 {
+				on := j%2 == 0
+				srv.SetPropagationCodes(codes.PermissionDenied)
+				srv.SetStaleReads(time.Duration(j) * time.Millisecond)
+				srv.SetConditionalRead(iamtest.ConditionalRead(j % 2))
+				srv.SetRefuseUnknownServiceAccounts(on)
+				srv.SetKeyCreationDisabled(on)
+				srv.SetIAMMessages(on)
+				srv.SetKnownRolesOnly(false)
+				srv.AddRoles("roles/pubsub.publisher")
+				srv.SetShuffleBindings(on)
+				srv.SeedShuffle(int64(j))
+				srv.SeedPolicy(fmt.Sprintf("folders/%d", 100+i), viewer("user:b@example.com"))
+				_ = srv.Policy("folders/1")
+				srv.FailNextWith(iamtest.MethodGetIamPolicy, 1, iamtest.QuotaExceededError())
+				if j == 0 {
+					srv.SeedServiceAccount("p", fmt.Sprintf("robot-%d", i))
+				}
+				_ = srv.ServiceAccount(fmt.Sprintf("robot-%d@p.iam.gserviceaccount.com", i))
+			}
+		})
+	}
+	wg.Wait()
+	srv.SetStaleReads(0)
+	srv.ResetFaults()
+	if _, err := c.setPolicy("folders/2", viewer("user:c@example.com")); err != nil {
+		t.Fatalf("after the changes: %v", err)
 	}
 }
