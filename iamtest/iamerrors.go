@@ -16,10 +16,10 @@ const (
 	// ReasonPermissionDenied is the reason of a PERMISSION_DENIED error:
 	// the caller lacks a permission, or the resource does not exist or cannot
 	// be seen.
-	ReasonPermissionDenied = fakeiam.ReasonPermissionDenied
+	ReasonPermissionDenied = "IAM_PERMISSION_DENIED"
 	// ReasonRateLimitExceeded is the reason of a RESOURCE_EXHAUSTED error: a
 	// per-minute quota ran out.
-	ReasonRateLimitExceeded = fakeiam.ReasonRateLimitExceeded
+	ReasonRateLimitExceeded = "RATE_LIMIT_EXCEEDED"
 )
 
 // QuotaExceededError returns the RESOURCE_EXHAUSTED (429) error IAM answers
