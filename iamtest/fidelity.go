@@ -1,0 +1,186 @@
+package iamtest
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc/codes"
+
+	"github.com/iamretry/iamretry/internal/fakeiam"
+)
+
+// The controls below make the fake behave the way real IAM does where that
+// behaviour is undocumented, or strict where a test would otherwise have to
+// register everything it names. Each doc comment says where the real
+// behaviour is documented, or that it is not.
+
+// SetPropagationCodes sets the codes GetServiceAccount answers while a new
+// service account is hidden (SetPropagationDelay, SetPropagationReads): the
+// first hidden read of an account answers cs[0], the second cs[1], and so
+// on, the last code repeating. IAM answers NOT_FOUND, or for a while
+// PERMISSION_DENIED ("Permission iam.serviceAccounts.get is required to
+// perform this operation on service account NAME.", with a
+// google.rpc.ErrorInfo of reason ReasonPermissionDenied); which one, and
+// for how long, is undocumented
+// (https://cloud.google.com/iam/docs/service-accounts-create says only that
+// a new account may take 60 seconds or more to be usable), so the default is
+// NOT_FOUND alone, and no code restores it. Whatever these codes, another
+// resource's SetIamPolicy granting a role to a hidden account answers
+// INVALID_ARGUMENT "Service account EMAIL does not exist.", and the
+// account's own policy methods answer NOT_FOUND. It panics on a code other
+// than NOT_FOUND and PERMISSION_DENIED.
+func (s *Server) SetPropagationCodes(cs ...codes.Code) {
+	for _, c := range cs {
+		if c != codes.NotFound && c != codes.PermissionDenied {
+			panic(fmt.Sprintf("iamtest: SetPropagationCodes: code %v: IAM answers NOT_FOUND or PERMISSION_DENIED for an account that is not visible yet", c))
+		}
+	}
+	s.fake.SetPropagationCodes(cs...)
+}
+
+// SetStaleReads makes GetIamPolicy answer, for d on the fake's clock after
+// each write, the policy and etag the resource held before that write, as an
+// eventually consistent read may: https://cloud.google.com/iam/docs/overview#consistency
+// says policy changes take time to propagate; how reads behave meanwhile is
+// undocumented. A SetIamPolicy carrying the stale etag is then refused as a
+// concurrent change (ABORTED), so a read-modify-write must rerun until the
+// read catches up. It applies at once, to writes already made too. d == 0,
+// the default, turns it off. It panics on a negative d.
+func (s *Server) SetStaleReads(d time.Duration) {
+	mustDuration("SetStaleReads", d)
+	s.fake.SetStaleReads(d)
+}
+
+// ConditionalRead is what GetIamPolicy answers when asked for policy version
+// 1 (or 0, which means 1) of a policy that has conditional role bindings.
+// https://cloud.google.com/iam/docs/policies#versions documents that such a
+// read is not valid; what IAM answers is undocumented, and it has been seen
+// to answer either way.
+type ConditionalRead int
+
+const (
+	// RefuseConditionalRead answers INVALID_ARGUMENT "Requested policy
+	// version (1) cannot be less than the existing policy version (3). For
+	// more information, please refer to
+	// https://cloud.google.com/iam/docs/policies#versions". The default.
+	RefuseConditionalRead ConditionalRead = iota
+	// SuffixConditionalRoles answers a version 1 policy in which each
+	// conditional binding has lost its condition and has its role suffixed
+	// "_withcond_" and a hash of the condition. Such a policy cannot be
+	// written back: SetIamPolicy refuses the suffixed roles.
+	SuffixConditionalRoles
+)
+
+// String returns the constant's name.
+func (c ConditionalRead) String() string {
+	switch c {
+	case RefuseConditionalRead:
+		return "RefuseConditionalRead"
+	case SuffixConditionalRoles:
+		return "SuffixConditionalRoles"
+	}
+	return fmt.Sprintf("ConditionalRead(%d)", int(c))
+}
+
+// SetConditionalRead chooses what a version-1 read of a conditional policy
+// answers (see ConditionalRead). It panics on a value that is not one of the
+// ConditionalRead constants.
+func (s *Server) SetConditionalRead(mode ConditionalRead) {
+	switch mode {
+	case RefuseConditionalRead:
+		s.fake.SetConditionalRead(fakeiam.RefuseConditionalRead)
+	case SuffixConditionalRoles:
+		s.fake.SetConditionalRead(fakeiam.SuffixConditionalRoles)
+	default:
+		panic(fmt.Sprintf("iamtest: SetConditionalRead: %v is not a ConditionalRead constant", mode))
+	}
+}
+
+// SetRefuseUnknownServiceAccounts makes SetIamPolicy refuse a grant to
+// serviceAccount:EMAIL, EMAIL ending in .gserviceaccount.com, when the fake
+// holds no such account, with INVALID_ARGUMENT "Service account EMAIL does
+// not exist.", as IAM does (undocumented; users report the message). Members
+// a policy already holds are not checked again. Off by default, since a test
+// may name accounts of projects it never created (SeedServiceAccount makes
+// them exist); accounts still propagating are refused whatever this
+// setting.
+func (s *Server) SetRefuseUnknownServiceAccounts(on bool) {
+	s.fake.SetRefuseUnknownServiceAccounts(on)
+}
+
+// SetKeyCreationDisabled acts as the organization policy constraint
+// iam.disableServiceAccountKeyCreation
+// (https://cloud.google.com/resource-manager/docs/organization-policy/restricting-service-accounts#disable_service_account_key_creation):
+// while on, CreateServiceAccountKey answers FAILED_PRECONDITION "Key creation
+// is not allowed on this service account." with a
+// google.rpc.PreconditionFailure whose violation type is
+// constraints/iam.disableServiceAccountKeyCreation. Off by default.
+func (s *Server) SetKeyCreationDisabled(on bool) {
+	s.fake.SetKeyCreationDisabled(on)
+}
+
+// SetIAMMessages makes injected errors given by their code alone (FailNext,
+// SetFailureRate, SetOutage, lost answers) carry the message Google's front
+// ends send with that code ("The service is currently unavailable." for
+// UNAVAILABLE, "Internal error encountered." for INTERNAL, ...; the
+// messages of https://cloud.google.com/apis/design/errors#handling_errors)
+// instead of one that says the error was injected, for code that shows or
+// matches messages. Either way, PERMISSION_DENIED carries a
+// google.rpc.ErrorInfo of reason ReasonPermissionDenied and
+// RESOURCE_EXHAUSTED one of reason ReasonRateLimitExceeded, as IAM's do.
+// Off by default.
+func (s *Server) SetIAMMessages(on bool) {
+	s.fake.SetIAMMessages(on)
+}
+
+// SetKnownRolesOnly makes SetIamPolicy refuse a role the fake does not know
+// (IAM's basic and common predefined roles, those ListRoles answers, and
+// those added with AddRoles) with INVALID_ARGUMENT "Role ROLE is not
+// supported for this resource.", as IAM answers for a role it does not grant
+// on that kind of resource. Which roles each kind of resource supports is
+// IAM's (https://cloud.google.com/iam/docs/roles-permissions); the fake
+// knows no kinds, so a known role is accepted everywhere. Off by default:
+// every well-formed role is accepted.
+func (s *Server) SetKnownRolesOnly(on bool) {
+	s.fake.SetKnownRolesOnly(on)
+}
+
+// AddRoles adds roles (custom roles such as projects/P/roles/ID or
+// organizations/O/roles/ID, or predefined roles the fake does not list) to
+// those SetKnownRolesOnly accepts. It panics on a malformed role name (one
+// SetIamPolicy refuses, such as roles/Viewer), naming it.
+func (s *Server) AddRoles(roles ...string) {
+	defer relabel()
+	s.fake.AddRoles(roles...)
+}
+
+// SetShuffleBindings makes every policy the fake answers list its bindings
+// in an order drawn from a seeded random source, since IAM documents no
+// order (google.iam.v1.Policy's bindings are a list; nothing says a read
+// answers them in the order they were written): code that depends on the
+// order it wrote shows up. The source is seeded with WithSeed's seed (1
+// without it) when the server starts, and by SeedShuffle. Off by default:
+// bindings are answered in stored order.
+func (s *Server) SetShuffleBindings(on bool) {
+	s.fake.SetShuffleBindings(on)
+}
+
+// SeedShuffle reseeds the random source of SetShuffleBindings: the same seed
+// and the same reads give the same orders.
+func (s *Server) SeedShuffle(seed int64) {
+	s.fake.SeedShuffle(seed)
+}
+
+// relabel turns a panic of the fake about a control's input into iamtest's
+// own: the fake's messages already name the control and the value.
+func relabel() {
+	if r := recover(); r != nil {
+		if msg, ok := r.(string); ok {
+			if rest, ok := strings.CutPrefix(msg, "fakeiam: "); ok {
+				panic("iamtest: " + rest)
+			}
+		}
+		panic(r)
+	}
+}
