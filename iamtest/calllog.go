@@ -12,6 +12,7 @@ type Call struct {
 	Resource string     // the resource the request named (see Calls)
 	Code     codes.Code // the code answered: codes.OK for success
 	Time     time.Time  // when the call arrived, on the fake's clock
+	Injected bool       // the answer was an injected fault (an outage, a script, a rate, a lost answer), not the fake's own logic
 }
 
 // Calls returns the calls the fake answered since it started or since
@@ -24,7 +25,7 @@ func (s *Server) Calls() []Call {
 	fc := s.fake.Calls()
 	calls := make([]Call, len(fc))
 	for i, c := range fc {
-		calls[i] = Call{Method: Method(c.Method), Resource: c.Resource, Code: c.Code, Time: c.Time}
+		calls[i] = Call{Method: Method(c.Method), Resource: c.Resource, Code: c.Code, Time: c.Time, Injected: c.Injected}
 	}
 	return calls
 }

@@ -5,7 +5,11 @@ import "time"
 // SetPropagationDelay makes every service account created from now on (and
 // those still propagating) invisible for d on the fake's clock: its
 // GetServiceAccount, and GetIamPolicy, SetIamPolicy and TestIamPermissions
-// through the admin API, answer NOT_FOUND. This imitates IAM's eventual
+// through the admin API, answer NOT_FOUND (or, in turn, the codes
+// SetPropagationCodes gives: real IAM also answers PERMISSION_DENIED while it
+// hides an account), and a SetIamPolicy of another resource that grants the
+// account a role answers INVALID_ARGUMENT "Service account X does not
+// exist.". This imitates IAM's eventual
 // consistency: Google's documentation says that after you create a service
 // account you might need to wait 60 seconds or more before you use it.
 // d == 0 turns it off. It panics on a negative d.

@@ -297,7 +297,7 @@ func TestConcurrentWriteNextMovesTheEtag(t *testing.T) {
 	}
 }
 
-func TestCallsLogMethodResourceAndCode(t *testing.T) {
+func TestCallsLogMethodResourceCodeAndInjected(t *testing.T) {
 	srv := iamtest.NewServer(t)
 	c := newClients(t, srv)
 	sa := c.createAccount(t, "p", "robot-one")
@@ -308,7 +308,7 @@ func TestCallsLogMethodResourceAndCode(t *testing.T) {
 
 	want := []iamtest.Call{
 		{Method: iamtest.MethodCreateServiceAccount, Resource: "projects/p", Code: codes.OK},
-		{Method: iamtest.MethodGetServiceAccount, Resource: "projects/-/serviceAccounts/" + sa.Email, Code: codes.Unavailable},
+		{Method: iamtest.MethodGetServiceAccount, Resource: "projects/-/serviceAccounts/" + sa.Email, Code: codes.Unavailable, Injected: true},
 		{Method: iamtest.MethodGetIamPolicy, Resource: "projects/p", Code: codes.OK},
 		{Method: iamtest.MethodSetIamPolicy, Resource: "projects/p", Code: codes.OK},
 		{Method: iamtest.MethodListRoles, Resource: "", Code: codes.OK},

@@ -43,7 +43,23 @@
 // decorates every injected error; eventual consistency of new service
 // accounts (SetPropagationDelay, SetPropagationReads) is part of the fake's
 // answers. The call log (Calls, CountCalls) records every call with its
-// method, resource and code.
+// method, resource, code and whether the answer was injected.
+//
+// # Data and fidelity
+//
+// SeedPolicy and SeedServiceAccount set up what a test starts from (checked
+// as IAM checks a write, visible at once, logged as no call); Policy,
+// ServiceAccount and ServiceAccountKeys read the store back. Where real IAM's
+// behaviour is documented the fake follows it by default (member case folded,
+// a write below the stored policy version refused, 10 keys per account, the
+// 1,500-member limit in IAM's words); where it is not, or where it depends on
+// the organisation, a control chooses it, with a documented default:
+// SetPropagationCodes, SetStaleReads, SetConditionalRead, RegisterProject and
+// InviteOwner, SetKnownRolesOnly and AddRoles, SetKeyCreationDisabled,
+// SetRefuseUnknownServiceAccounts, SetShuffleBindings, SetIAMMessages.
+// FailNextWith injects a ready-made IAM-shaped error (QuotaExceededError,
+// PermissionDeniedError) that carries the google.rpc.ErrorInfo reason real
+// IAM sends, for code that decides by reason.
 //
 // # Time
 //
