@@ -368,3 +368,35 @@ func (c cancelClock) Sleep(ctx context.Context, _ time.Duration) error {
 	c.cancel()
 	return ctx.Err()
 }
+
+// PERMISSION_DENIED is retried by WaitVisible alone: the interceptor and
+// Do return it at once, even with the 404 opt-in and the very ErrorInfo
+// (or none) that WaitVisible retries before its first good read.
+func TestPermissionDeniedNotRetriedByTheInterceptor(t *testing.T) {
+	for _, reason := range []string{"IAM_PERMISSION_DENIED", ""} {
+		h := newHarness(t, interceptor.WithRetryNotFound())
+		s := &script{errs: []error{denied(reason), denied(reason)}}
+		err := h.call(context.Background(), s, getServiceAccount, nil, interceptor.RetryNotFound())
+		if s.calls != 1 || err != s.errs[0] || len(h.clock.Sleeps()) != 0 {
+			t.Fatalf("reason %q: %d calls, %v, waits %v; want one call and the PERMISSION_DENIED", reason, s.calls, err, h.clock.Sleeps())
+		}
+		if a := h.attempts[0]; a.Reason != interceptor.NotRetryable || a.Class != codes.Permanent {
+			t.Fatalf("reason %q: attempt %+v", reason, a)
+		}
+	}
+}
+
+func TestPermissionDeniedNotRetriedByDo(t *testing.T) {
+	for _, reason := range []string{"IAM_PERMISSION_DENIED", ""} {
+		h := newHarness(t, interceptor.WithRetryNotFound())
+		runs := 0
+		pd := denied(reason)
+		err := h.r.Do(context.Background(), "get robot", func(context.Context) error {
+			runs++
+			return pd
+		})
+		if runs != 1 || err != pd || len(h.clock.Sleeps()) != 0 {
+			t.Fatalf("reason %q: %d runs, %v, waits %v; want one run and the PERMISSION_DENIED", reason, runs, err, h.clock.Sleeps())
+		}
+	}
+}
