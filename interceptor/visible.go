@@ -98,8 +98,8 @@ func (e *UnconfirmedError) Error() string {
 // ACCESS_TOKEN_SCOPE_INSUFFICIENT or any other: those are real refusals),
 // and at most PermissionDeniedRetries times (default 5): the admin API
 // answers 403 for an account the caller cannot see yet, and documents 403
-// for an account that does not exist, so right after a create a 403 may
-// mean "not there yet". Everywhere else (the interceptor, Do, the policy
+// for a projects/-/serviceAccounts/ name that designates no account, so
+// right after a create a 403 may mean "not there yet". Everywhere else (the interceptor, Do, the policy
 // Updater, a read after the resource was seen) a 403 is a real refusal and
 // is returned at once: retrying it would only delay the error.
 //
