@@ -25,6 +25,11 @@
 // replace the Retrier's limits for that call; pass them through
 // gax.WithGRPCOptions.
 //
+// After creating something, WaitVisible reads it until several reads in a
+// row succeed (default 3), retrying NOT_FOUND and, only there and only
+// before its first good read, a PERMISSION_DENIED that may mean "not
+// visible to you yet".
+//
 // # See it
 //
 // WithObserver hears every failed attempt with the call's context, and the
@@ -51,7 +56,7 @@
 // interceptor under them multiplies attempts. Turn gax's retries off for the
 // methods this package retries (DisableGAXRetries).
 //
-// One owner per call: Retrier.Do and the policy Updater own the retries of
+// One owner per call: Retrier.Do, WaitVisible and the policy Updater own the retries of
 // what they run. They mark the context they run it with, and the
 // interceptor passes the failures of marked calls straight through (it
 // looks at the mark only after an attempt failed). So an Updater over a
@@ -63,6 +68,6 @@
 // retrier.go holds the one retry loop (decide, schedule, budget, observe,
 // end); observe.go, events.go and metrics.go are what it reports to;
 // its faces fill one small job value each: interceptor.go (gRPC calls),
-// do.go (Retrier.Do) and updater.go (the policy Updater, reached through
+// do.go (Retrier.Do), visible.go (WaitVisible) and updater.go (the policy Updater, reached through
 // internal/enginehook, not public API).
 package interceptor

@@ -102,6 +102,16 @@ type job struct {
 	floor func() (time.Duration, bool)
 	// again runs attempt n (n >= 2) and returns its error.
 	again func(ctx context.Context, n int) error
+	// judge, when set, classifies an attempt's error before the Retrier's
+	// classifier does; ok false leaves err to the classifier. The
+	// visibility wait (visible.go) uses it for what only it retries.
+	judge func(err error) (class codes.Class, ok bool)
+	// step, when set, gives the Backoff step of the wait that follows the
+	// attempt just judged (the default is n-1: every attempt failed), and
+	// whether that wait confirms a success rather than retrying a failure
+	// (it then spends no budget): the visibility wait counts only its
+	// failed reads, and spaces its good ones by the first step.
+	step func() (n int, confirm bool)
 }
 
 // run is the retry engine: it retries j after its first attempt failed with
@@ -183,7 +193,13 @@ func givesUp(a *Attempt) bool {
 
 // decide classifies err and says whether its kind may be retried at all.
 func (r *Retrier) decide(ctx context.Context, j *job, err error) (codes.Class, Reason) {
-	class := r.cfg.classify(j.method, err)
+	class, judged := codes.Permanent, false
+	if j.judge != nil {
+		class, judged = j.judge(err)
+	}
+	if !judged {
+		class = r.cfg.classify(j.method, err)
+	}
 	if j.cut != nil && j.cut() && ctx.Err() == nil {
 		// The Retrier's own per-attempt timeout cut the attempt off: that is
 		// transient whatever the classifier says, while the caller's context
@@ -236,7 +252,12 @@ func (r *Retrier) schedule(ctx context.Context, j *job, start, now time.Time, n 
 		return MaxAttempts
 	}
 	var wait time.Duration
-	if a.Class == codes.Conflict && c.conflict != DocumentedConflicts {
+	confirm := false
+	if j.step != nil {
+		var k int
+		k, confirm = j.step()
+		wait = c.backoff.Delay(k, c.random())
+	} else if a.Class == codes.Conflict && c.conflict != DocumentedConflicts {
 		// Reruns after a concurrent change have their own schedule, counted
 		// in conflicts; transient retries keep the documented formula.
 		wait = c.conflict.delay(c.backoff, j.conflicts, c.random())
@@ -271,7 +292,9 @@ func (r *Retrier) schedule(ctx context.Context, j *job, start, now time.Time, n 
 	}
 	// Conflict reruns do not spend the budget: contention is bounded by the
 	// backoff and the deadline, and refusing them would lose the change.
-	if r.budget != nil && a.Class != codes.Conflict && !r.budget.withdraw(now) {
+	// Nor do the waits that confirm a success (a visibility wait's good
+	// reads): they retry no failure.
+	if r.budget != nil && a.Class != codes.Conflict && !confirm && !r.budget.withdraw(now) {
 		return BudgetExhausted
 	}
 	a.Wait, a.Retrying = wait, true

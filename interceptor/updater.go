@@ -15,7 +15,11 @@ func init() {
 	enginehook.RunUpdate = runUpdate
 	enginehook.CountWrite = countWrite
 	enginehook.WithCallers = withCallers
+	enginehook.RetriesNotFound = retriesNotFound
 }
+
+// retriesNotFound reports whether r retries NOT_FOUND on every call.
+func retriesNotFound(r *Retrier) bool { return r.cfg.retryNotFound }
 
 // countWrite counts one SetIamPolicy call of an Updater built on r.
 func countWrite(r *Retrier, ctx context.Context) {

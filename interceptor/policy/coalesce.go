@@ -231,7 +231,10 @@ func batchContext(ws []*waiter) (context.Context, context.CancelFunc) {
 // read-modify-write of several callers fails for a reason that one of them
 // may be to blame for (INVALID_ARGUMENT, a FAILED_PRECONDITION that was no
 // conflict), the batch is split: each caller's change is tried alone, in
-// arrival order, so that one bad change fails only its caller.
+// arrival order, so that one bad change fails only its caller. A change
+// refused because it grants a role to a member IAM cannot see yet is, when
+// the Updater waits for such members (WithRetryNotFound), tried again
+// alone after the others, with its reruns: only its caller waits.
 func (u *Updater) run(b *batch) {
 	changes := make([]*change, len(b.members))
 	for i, w := range b.members {
@@ -239,7 +242,19 @@ func (u *Updater) run(b *batch) {
 	}
 	out, err := u.transact(b.ctx, b.resource, changes)
 	if err != nil && splittable(err) && len(b.members) > 1 {
+		var later []int
 		for i := range b.members {
+			if changes[i].withdrawn() {
+				continue
+			}
+			o, err := u.try(b.ctx, b.resource, changes[i:i+1], u.waitsForMembers)
+			if u.waitsForMembers && notVisible(err) {
+				later = append(later, i)
+				continue
+			}
+			u.deliver(b.resource, b.members[i:i+1], o, forCaller(err))
+		}
+		for _, i := range later {
 			if changes[i].withdrawn() {
 				continue
 			}

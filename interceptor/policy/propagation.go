@@ -44,6 +44,13 @@ func (e *notVisibleError) GRPCStatus() *status.Status {
 	return status.New(grpccodes.InvalidArgument, e.err.Error())
 }
 
+// notVisible reports whether err, as the engine returned it, is that
+// refusal.
+func notVisible(err error) bool {
+	var nv *notVisibleError
+	return errors.As(err, &nv) && err == error(nv)
+}
+
 // memberNotVisibleError is what the caller gets when the refusal ends the
 // Update: the server's error and code (INVALID_ARGUMENT), with a message
 // that names the opt-in.

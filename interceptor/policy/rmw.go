@@ -41,15 +41,25 @@ type rmw struct {
 	resource string
 	changes  []*change
 	out      []outcome
+	// probe: a grant to a member not visible yet is not rerun, even for a
+	// change tried alone (a batch split tries it again after the others).
+	probe bool
 }
 
 // transact runs the read-modify-write on the Updater's Retrier and returns
 // each change's outcome in the last attempt, and the error that ended it,
 // if any.
 func (u *Updater) transact(ctx context.Context, resource string, changes []*change) ([]outcome, error) {
-	t := &rmw{u: u, resource: resource, changes: changes}
+	out, err := u.try(ctx, resource, changes, false)
+	return out, forCaller(err)
+}
+
+// try is transact, with the engine's own error (a notVisibleError is not
+// turned into the caller's yet); probe as in rmw.
+func (u *Updater) try(ctx context.Context, resource string, changes []*change, probe bool) ([]outcome, error) {
+	t := &rmw{u: u, resource: resource, changes: changes, probe: probe}
 	err := u.engine(u.r, ctx, UpdateMethod, resource, t.attempt)
-	return t.out, forCaller(err)
+	return t.out, err
 }
 
 func readRequest(resource string) *iampb.GetIamPolicyRequest {
@@ -136,7 +146,7 @@ func (t *rmw) attempt(ctx context.Context) error {
 				return t.judgePrecondition(ctx, read, err)
 			}
 			if missingMember(err) {
-				return &notVisibleError{err: err, alone: t.liveCount() == 1}
+				return &notVisibleError{err: err, alone: !t.probe && t.liveCount() == 1}
 			}
 			return err
 		}

@@ -34,6 +34,9 @@ type Updater struct {
 	// go to every caller still waiting on it.
 	countWrite  func(r *interceptor.Retrier, ctx context.Context)
 	withCallers func(ctx context.Context, callers func() []context.Context) context.Context
+	// waitsForMembers: the Retrier retries NOT_FOUND (WithRetryNotFound),
+	// so a grant to a member not visible yet is rerun (propagation.go).
+	waitsForMembers bool
 
 	mu     sync.Mutex
 	queues map[string]*queue // resources with a committer running
@@ -67,12 +70,13 @@ func NewUpdater(c Client, opts ...interceptor.Option) (*Updater, error) {
 		return nil, fmt.Errorf("iamretry/policy: NewUpdater: %w", err)
 	}
 	return &Updater{
-		c:           c,
-		r:           r,
-		engine:      enginehook.RunUpdate.(func(*interceptor.Retrier, context.Context, string, string, func(context.Context) error) error),
-		countWrite:  enginehook.CountWrite.(func(*interceptor.Retrier, context.Context)),
-		withCallers: enginehook.WithCallers.(func(context.Context, func() []context.Context) context.Context),
-		queues:      map[string]*queue{},
+		c:               c,
+		r:               r,
+		engine:          enginehook.RunUpdate.(func(*interceptor.Retrier, context.Context, string, string, func(context.Context) error) error),
+		countWrite:      enginehook.CountWrite.(func(*interceptor.Retrier, context.Context)),
+		withCallers:     enginehook.WithCallers.(func(context.Context, func() []context.Context) context.Context),
+		waitsForMembers: enginehook.RetriesNotFound.(func(*interceptor.Retrier) bool)(r),
+		queues:          map[string]*queue{},
 	}, nil
 }
 

@@ -36,4 +36,11 @@ var (
 	// events to the span of each context callers returns (the callers
 	// still waiting on the batch) instead of ctx's.
 	WithCallers any
+
+	// RetriesNotFound is a
+	//	func(r *interceptor.Retrier) bool
+	// that reports whether r retries NOT_FOUND (WithRetryNotFound): an
+	// Updater's batch split then tries a grant to a member IAM cannot see
+	// yet after the other changes, so that only its caller waits.
+	RetriesNotFound any
 )

@@ -1,0 +1,271 @@
+package interceptor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/googleapis/gax-go/v2/apierror"
+	"google.golang.org/api/googleapi"
+	grpccodes "google.golang.org/grpc/codes"
+
+	"github.com/iamretry/iamretry/codes"
+)
+
+// Defaults of WaitVisible.
+const (
+	// DefaultConsecutiveReads is how many reads in a row must succeed before
+	// WaitVisible trusts a new resource: 3, as Terraform's Google provider
+	// waits for 3 consecutive successful reads of a new service account.
+	DefaultConsecutiveReads = 3
+	// DefaultPermissionDeniedRetries is how many PERMISSION_DENIED answers
+	// WaitVisible retries before the first good read (see
+	// PermissionDeniedRetries).
+	DefaultPermissionDeniedRetries = 5
+)
+
+// reasonIAMPermissionDenied is the google.rpc.ErrorInfo reason IAM gives a
+// PERMISSION_DENIED that may mean "not visible to you yet".
+const reasonIAMPermissionDenied = "IAM_PERMISSION_DENIED"
+
+// VisibleOption configures one WaitVisible call. A nil VisibleOption, or an
+// invalid value, is refused by WaitVisible with an error naming it.
+type VisibleOption func(*visibleConfig)
+
+type visibleConfig struct {
+	reads     int // consecutive good reads wanted
+	pdRetries int // PERMISSION_DENIED answers retried before the first good read
+	errs      []error
+}
+
+// ConsecutiveReads sets how many reads in a row must succeed before
+// WaitVisible returns (default DefaultConsecutiveReads). It must be >= 1;
+// 1 returns at the first good read.
+func ConsecutiveReads(n int) VisibleOption {
+	return func(c *visibleConfig) {
+		if n < 1 {
+			c.errs = append(c.errs, fmt.Errorf("ConsecutiveReads(%d): the count of consecutive good reads must be >= 1 (default %d)", n, DefaultConsecutiveReads))
+			return
+		}
+		c.reads = n
+	}
+}
+
+// PermissionDeniedRetries caps how many PERMISSION_DENIED answers WaitVisible
+// retries before its first good read (default
+// DefaultPermissionDeniedRetries): the next one is returned at once. It
+// must be >= 0; 0 retries none. Only an answer whose google.rpc.ErrorInfo
+// reason is IAM_PERMISSION_DENIED, or that has none, is ever retried.
+func PermissionDeniedRetries(n int) VisibleOption {
+	return func(c *visibleConfig) {
+		if n < 0 {
+			c.errs = append(c.errs, fmt.Errorf("PermissionDeniedRetries(%d): the cap must be >= 0 (0: never retry PERMISSION_DENIED; default %d)", n, DefaultPermissionDeniedRetries))
+			return
+		}
+		c.pdRetries = n
+	}
+}
+
+// UnconfirmedError is the error of a WaitVisible that ended (its retry
+// deadline, the context's deadline, the attempt cap, a cancelled context)
+// after a good read but before the reads in a row it wanted: the resource
+// was seen, not yet trusted. WaitVisible returns the value of that good
+// read beside it. Observers see it as the Err of a good read that is not
+// yet the last (Class Propagation).
+type UnconfirmedError struct {
+	Name  string // the name given to WaitVisible
+	Reads int    // consecutive good reads made
+	Want  int    // consecutive good reads wanted (ConsecutiveReads)
+}
+
+func (e *UnconfirmedError) Error() string {
+	return fmt.Sprintf("iamretry: WaitVisible(%s): %d of %d consecutive good reads; not confirmed visible yet", e.Name, e.Reads, e.Want)
+}
+
+// WaitVisible waits until a resource created moments ago is visible: it
+// calls read until it succeeds ConsecutiveReads times in a row (default 3)
+// and returns the last read's value. Call it after CreateServiceAccount (or
+// any create) with a read of what was created, before using it.
+//
+// IAM is eventually consistent: right after a create, reads of the new
+// resource answer NOT_FOUND for a while, and may succeed once and then
+// answer NOT_FOUND again from another replica. WaitVisible retries NOT_FOUND
+// (HTTP 404) always, whatever WithRetryNotFound says, and a failure the
+// Retrier retries (Transient); a bad read after a good one restarts the
+// count. It also retries PERMISSION_DENIED (HTTP 403), but only before its
+// first good read, only when the error's google.rpc.ErrorInfo reason is
+// IAM_PERMISSION_DENIED or absent (never SERVICE_DISABLED,
+// ACCESS_TOKEN_SCOPE_INSUFFICIENT or any other: those are real refusals),
+// and at most PermissionDeniedRetries times (default 5): the admin API
+// answers 403 for an account the caller cannot see yet, and documents 403
+// for a projects/-/serviceAccounts/ name that designates no account, so
+// right after a create a 403 may mean "not there yet". Everywhere else (the interceptor, Do, the policy
+// Updater, a read after the resource was seen) a 403 is a real refusal and
+// is returned at once: retrying it would only delay the error.
+//
+// The retries run on r's engine, as Do's do: r's Backoff, clock, retry
+// deadline (counted from the first read that did not end the wait),
+// attempt cap (which counts every read), budget and observers, within ctx.
+// A failed read waits the Backoff's step for the failed reads so far (the
+// good reads do not push the schedule out). Between two good reads
+// WaitVisible waits the Backoff's first step (1 s plus jitter by default):
+// reads back to back may be served by the same replica and prove little,
+// and a good read is not a failure, so the schedule does not grow; these
+// waits spend no retry budget. A wait that would end after a deadline is
+// not started.
+//
+// The reads are owned, as Do's are: the context given to read is marked,
+// and a Retrier's interceptor or RoundTripper beneath passes their failures
+// through, so retries never multiply. read must pass that context on.
+//
+// On success WaitVisible returns the last read's value and nil. Otherwise
+// it returns the last read's value and: the last read's error, unchanged;
+// an *UnconfirmedError when the last read was good; or, when ctx ends
+// during a wait, an error whose gRPC code is the context's and that wraps
+// one of those. Observers see each read that did not end the wait (a good
+// one with an *UnconfirmedError) and the final report, Method name; the
+// metrics count the call as Do's. A nil r or read, a nil option, invalid
+// values, and a count of reads above r's WithMaxAttempts are refused with
+// an error naming them, before any read.
+func WaitVisible[T any](ctx context.Context, r *Retrier, name string, read func(context.Context) (T, error), opts ...VisibleOption) (T, error) {
+	var zero T
+	c := visibleConfig{reads: DefaultConsecutiveReads, pdRetries: DefaultPermissionDeniedRetries}
+	for i, o := range opts {
+		if o == nil {
+			c.errs = append(c.errs, fmt.Errorf("option %d of %d is nil", i+1, len(opts)))
+			continue
+		}
+		o(&c)
+	}
+	if r == nil {
+		c.errs = append(c.errs, errors.New("the Retrier is nil"))
+	}
+	if read == nil {
+		c.errs = append(c.errs, errors.New("read is nil"))
+	}
+	if r != nil && r.cfg.maxAttempts > 0 && r.cfg.maxAttempts < c.reads {
+		c.errs = append(c.errs, fmt.Errorf("%d consecutive good reads cannot be made within the Retrier's WithMaxAttempts(%d)", c.reads, r.cfg.maxAttempts))
+	}
+	if len(c.errs) > 0 {
+		for i, e := range c.errs {
+			c.errs[i] = fmt.Errorf("iamretry: WaitVisible(%s): %w", name, e)
+		}
+		return zero, errors.Join(c.errs...)
+	}
+	v := &visibility[T]{name: name, cfg: c, read: read}
+	j := &job{
+		method:        name,
+		retryNotFound: true,
+		deadline:      r.cfg.deadline,
+		maxAttempts:   r.cfg.maxAttempts,
+		judge:         v.judge,
+		step:          v.step,
+	}
+	err := r.do(ctx, j, v.attempt)
+	return v.last, err
+}
+
+// visibility is the state of one WaitVisible call. The engine runs its
+// reads and asks its judge and step one after another, on one goroutine.
+type visibility[T any] struct {
+	name   string
+	cfg    visibleConfig
+	read   func(context.Context) (T, error)
+	last   T    // the last read's value
+	good   int  // consecutive good reads so far
+	seen   bool // a read has succeeded
+	failed int  // failed reads so far
+	pd     int  // PERMISSION_DENIED answers retried
+}
+
+// attempt makes one read and says whether the wait is over: nil after the
+// wanted good reads in a row, an *UnconfirmedError after a good read short
+// of them, the read's own error after a bad one.
+func (v *visibility[T]) attempt(ctx context.Context) error {
+	val, err := v.read(ctx)
+	v.last = val
+	if err != nil {
+		v.good = 0
+		v.failed++
+		return err
+	}
+	v.good++
+	v.seen = true
+	if v.good >= v.cfg.reads {
+		return nil
+	}
+	return &UnconfirmedError{Name: v.name, Reads: v.good, Want: v.cfg.reads}
+}
+
+// judge classifies what only a visibility wait decides: a good read short of
+// the count (Propagation: read again), NOT_FOUND (Propagation, always),
+// PERMISSION_DENIED (Propagation within the rules WaitVisible documents,
+// else Permanent). Anything else is left to the Retrier's classifier.
+func (v *visibility[T]) judge(err error) (codes.Class, bool) {
+	if _, ok := err.(*UnconfirmedError); ok {
+		return codes.Propagation, true
+	}
+	code, reason, ok := codeAndReason(err)
+	if !ok {
+		return codes.Permanent, false
+	}
+	switch code {
+	case grpccodes.NotFound:
+		return codes.Propagation, true
+	case grpccodes.PermissionDenied:
+		if v.seen || v.pd >= v.cfg.pdRetries || (reason != "" && reason != reasonIAMPermissionDenied) {
+			return codes.Permanent, true
+		}
+		v.pd++
+		return codes.Propagation, true
+	}
+	return codes.Permanent, false
+}
+
+// step gives the Backoff step of the next wait: the first after a good
+// read (it confirms, and spends no budget), else the step of the failed
+// reads so far.
+func (v *visibility[T]) step() (int, bool) {
+	if v.good > 0 {
+		return 0, true
+	}
+	return v.failed - 1, false
+}
+
+// codeAndReason returns err's gRPC code (a REST error's is mapped from its
+// HTTP status) and its google.rpc.ErrorInfo reason ("" when it has none);
+// ok is false when err is neither a gRPC status nor a REST error.
+func codeAndReason(err error) (grpccodes.Code, string, bool) {
+	var ae *apierror.APIError
+	if !errors.As(err, &ae) {
+		var ok bool
+		if ae, ok = apierror.ParseError(err, false); !ok {
+			return grpccodes.Unknown, "", false
+		}
+	}
+	reason := ae.Reason()
+	if reason == "" {
+		reason = googleAPIReason(err)
+	}
+	return ae.GRPCStatus().Code(), reason, true
+}
+
+// errorInfoType is the @type of a google.rpc.ErrorInfo in a JSON error body.
+const errorInfoType = "type.googleapis.com/google.rpc.ErrorInfo"
+
+// googleAPIReason returns the ErrorInfo reason in the parsed Details of a
+// *googleapi.Error in err's chain, for one whose Body gax could not read.
+func googleAPIReason(err error) string {
+	var ge *googleapi.Error
+	if !errors.As(err, &ge) {
+		return ""
+	}
+	for _, d := range ge.Details {
+		if m, ok := d.(map[string]any); ok && m["@type"] == errorInfoType {
+			if r, ok := m["reason"].(string); ok {
+				return r
+			}
+		}
+	}
+	return ""
+}
