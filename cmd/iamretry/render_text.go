@@ -357,23 +357,3 @@ func fmtSum(p metricPoint) string {
 	}
 	return fmt.Sprint(*p.Sum)
 }
-
-// shortMethod drops the package of a full gRPC method name:
-// "/google.iam.v1.IAMPolicy/GetIamPolicy" -> "IAMPolicy.GetIamPolicy", and
-// policy.UpdateMethod -> "policy.Update".
-func shortMethod(m string) string {
-	if m == policy.UpdateMethod {
-		return "policy.Update"
-	}
-	if !strings.HasPrefix(m, "/") {
-		return m
-	}
-	svc, name, ok := strings.Cut(m[1:], "/")
-	if !ok {
-		return m
-	}
-	if i := strings.LastIndexByte(svc, '.'); i >= 0 {
-		svc = svc[i+1:]
-	}
-	return svc + "." + name
-}
