@@ -291,33 +291,44 @@ func writeSummaryTable(w *strings.Builder, s summary) {
 func (r textRenderer) metrics(b *strings.Builder, e metricsEvent) {
 	b.WriteString("\nOpenTelemetry instruments (meter github.com/iamretry/iamretry), read through a ManualReader:\n")
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
-	name := ""
-	for _, p := range e.Points {
-		if p.Name != name {
-			name = p.Name
-			fmt.Fprintf(tw, "  %s\n", name) // no tab: ends the block of aligned rows above
+	for pts := e.Points; len(pts) > 0; {
+		n := 1
+		for n < len(pts) && pts[n].Name == pts[0].Name {
+			n++
 		}
-		keys := make([]string, 0, len(p.Attributes))
-		for k := range p.Attributes {
-			keys = append(keys, k)
+		group := pts[:n]
+		pts = pts[n:]
+		fmt.Fprintf(tw, "  %s\n", group[0].Name) // no tab: ends the block of aligned rows above
+		cells := 0
+		for _, p := range group {
+			cells = max(cells, len(p.Attributes))
 		}
-		slices.Sort(keys)
-		var attrs []string
-		for _, k := range keys {
-			v := p.Attributes[k]
-			if k == "grpc.method" {
-				v = shortGRPCMethod(v)
-			} else {
-				v = k + "=" + v
+		for _, p := range group {
+			attrs := pointAttrs(p)
+			for len(attrs) < cells {
+				attrs = append(attrs, "")
 			}
-			attrs = append(attrs, v)
+			fmt.Fprintf(tw, "    %s\t%s\n", strings.Join(attrs, "\t"), pointValue(p))
 		}
-		for len(attrs) < 3 {
-			attrs = append(attrs, "")
-		}
-		fmt.Fprintf(tw, "    %s\t%s\n", strings.Join(attrs, "\t"), pointValue(p))
 	}
 	tw.Flush() // into a strings.Builder: cannot fail
+}
+
+// pointAttrs are a point's attributes, grpc.method first and shortened,
+// the others as key=value, sorted.
+func pointAttrs(p metricPoint) []string {
+	var attrs []string
+	if m, ok := p.Attributes["grpc.method"]; ok {
+		attrs = append(attrs, shortGRPCMethod(m))
+	}
+	var rest []string
+	for k, v := range p.Attributes {
+		if k != "grpc.method" {
+			rest = append(rest, k+"="+v)
+		}
+	}
+	slices.Sort(rest)
+	return append(attrs, rest...)
 }
 
 // shortGRPCMethod drops the package of an A66 method attribute:
