@@ -23,7 +23,6 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
-	iamcodes "github.com/iamretry/iamretry/codes"
 	"github.com/iamretry/iamretry/iamtest"
 	"github.com/iamretry/iamretry/interceptor"
 	"github.com/iamretry/iamretry/interceptor/policy"
@@ -43,12 +42,19 @@ cloud.google.com/go clients with the iamretry interceptor and policy updater:
      reruns of the read-modify-write, all five land;
   5. a write commits but its answer is lost: the rerun finds it done;
   6. an outage longer than the retry deadline: the call gives up with the
-     server's error.
+     server's error;
+  7. a service account created moments ago is granted a role at once: the
+     grant is refused INVALID_ARGUMENT until the account propagates; an
+     Updater with interceptor.WithRetryNotFound lands it after the window,
+     one without the opt-in gets the refusal at once.
 
-It prints a timeline (time, method, attempt, code, HTTP status, retry class,
-decision, wait) and a summary, and exits 0 only if every step behaved as the
-guidance says. Time is virtual by default, so the real schedule shows and the
-demo ends in a second; --real-time waits it out on the wall clock.`
+It prints a timeline (time, call, attempt, code and HTTP status, retry
+class, decision and wait), what each call returned, and a summary, and exits
+0 only if every call ended as the guidance says. --json prints the same
+events as JSON lines (with the fake's call log and the policies each step
+leaves); the tests of cmd/iamretry check each step's claims from it. Time
+is virtual by default, so the real schedule shows and the demo ends in a
+second; --real-time waits it out on the wall clock.`
 
 type demoFlags struct {
 	json     bool
@@ -66,7 +72,7 @@ func demoCommand() *command {
 		long:    demoLong,
 		flags: func(fs *flag.FlagSet) func(context.Context, *cmdIO, []string) error {
 			f := &demoFlags{}
-			fs.BoolVar(&f.json, "json", false, "print the timeline and summary as JSON lines instead of text")
+			fs.BoolVar(&f.json, "json", false, "print the events as JSON lines (one object a line, with a \"type\") instead of text")
 			fs.BoolVar(&f.realTime, "real-time", false, "wait on the wall clock (the demo then takes about a minute)")
 			fs.Uint64Var(&f.seed, "seed", 1, "seed of the jitter's random fractions (the story is the same for equal seeds)")
 			fs.DurationVar(&f.rtt, "rtt", 50*time.Millisecond, "round-trip time of every call to the fake")
@@ -87,15 +93,13 @@ func demoCommand() *command {
 // demo is one run of the story.
 type demo struct {
 	flags *demoFlags
-	tl    *timeline
+	ev    *stream
 	clk   storyClock
 	start time.Time
 	fake  *iamtest.Server
 
-	mu       sync.Mutex
-	step     int
-	peeks    int                   // calls the demo made to inspect the fake in the current step
-	attempts []interceptor.Attempt // what observers saw in the current step
+	mu   sync.Mutex
+	step int
 
 	// the main clients (thread 0)
 	policy  *iamapi.IamPolicyClient
@@ -116,16 +120,21 @@ type demoStep struct {
 	run      func(ctx context.Context, d *demo, s *stepState) error
 }
 
-// stepState collects what a step checks.
+// stepState is what a step reports beside its events: the outcome for the
+// summary, whether each call it made ended as the guidance says, and the
+// policies to show once it is over.
 type stepState struct {
 	n       int
-	checks  []check
 	outcome string
+	calls   int  // the calls the story made and reported (returned)
+	wrong   bool // one of them ended otherwise than the guidance says
+	show    []shownPolicy
 }
 
-func (s *stepState) expect(ok bool, format string, args ...any) bool {
-	s.checks = append(s.checks, check{What: fmt.Sprintf(format, args...), OK: ok})
-	return ok
+// shownPolicy is a policy a step shows when it is over.
+type shownPolicy struct {
+	resource string
+	viaAdmin bool // a service account's policy: the admin API holds it
 }
 
 func runDemo(ctx context.Context, cio *cmdIO, f *demoFlags) (err error) {
@@ -139,7 +148,11 @@ func runDemo(ctx context.Context, cio *cmdIO, f *demoFlags) (err error) {
 		defer stop.Stop()
 	}
 
-	d := &demo{flags: f, tl: &timeline{w: cio.stdout, json: f.json, color: !f.json && isTerminal(cio.stdout)}}
+	var r renderer = textRenderer{w: cio.stdout, color: isTerminal(cio.stdout)}
+	if f.json {
+		r = jsonRenderer{w: cio.stdout}
+	}
+	d := &demo{flags: f, ev: newStream(r)}
 	if f.realTime {
 		d.clk = wallClock{interceptor.WallClock()}
 	} else {
@@ -164,32 +177,33 @@ func runDemo(ctx context.Context, cio *cmdIO, f *demoFlags) (err error) {
 		return err
 	}
 
-	clock := "virtual time: the real schedule, shown in a second; --real-time waits it out"
-	if f.realTime {
-		clock = "real time"
+	d.ev.emit(demoStart{Seed: f.seed, RTTMS: f.rtt.Milliseconds(), RealTime: f.realTime, rtt: f.rtt})
+	sched := documentedSchedule()
+	d.ev.emit(sched)
+	for _, row := range sched.Rows {
+		d.ev.emit(row)
 	}
-	d.tl.text(d.tl.paint(cBold, "iamretry demo") + ": Google's IAM retry guidance, acted out against an in-process fake IAM server\n" +
-		d.tl.paint(cDim, "("+clock+"; every call takes a "+fmtDur(f.rtt)+" round trip)") + "\n\n")
-	d.tl.schedule(documentedSchedule())
 
 	var results []stepResult
 	allOK := true
 	for _, st := range storySteps() {
-		r := d.runStep(ctx, st.n, st)
+		r := d.runStep(ctx, st)
 		results = append(results, r)
 		allOK = allOK && r.OK
 		if ctx.Err() != nil {
 			break
 		}
 	}
-	d.tl.summary(summary{OK: allOK, Steps: results})
+	d.ev.emit(summary{OK: allOK, Steps: results})
 	if d.meter != nil {
-		if err := d.meter.print(ctx, cio.stdout); err != nil {
+		m, err := d.meter.collect(ctx)
+		if err != nil {
 			return err
 		}
+		d.ev.emit(m)
 	}
-	if d.tl.err != nil {
-		return d.tl.err
+	if err := d.ev.err(); err != nil {
+		return err
 	}
 	if ctx.Err() != nil {
 		return fmt.Errorf("interrupted: %w", ctx.Err())
@@ -200,40 +214,56 @@ func runDemo(ctx context.Context, cio *cmdIO, f *demoFlags) (err error) {
 	return nil
 }
 
-func (d *demo) runStep(ctx context.Context, n int, st demoStep) stepResult {
+// runStep runs one step and reports it: its header, then (as they happen)
+// its attempts, notes and returns, then the calls the fake answered, the
+// policies the step shows, and its result.
+func (d *demo) runStep(ctx context.Context, st demoStep) stepResult {
 	d.mu.Lock()
-	d.step = n
-	d.peeks = 0
-	d.attempts = nil
+	d.step = st.n
 	d.mu.Unlock()
 	d.fake.ResetFaults()
 	d.fake.ResetCalls()
-	d.tl.step(stepHeader{Step: n, Title: st.title, Guidance: st.guidance})
-	s := &stepState{n: n}
+	d.ev.emit(stepHeader{Step: st.n, Title: st.title, Guidance: st.guidance})
+	s := &stepState{n: st.n}
 	start := d.clk.Now()
 	err := st.run(ctx, d, s)
 	took := d.clk.Now().Sub(start)
+	calls := d.fake.Calls()
+	for _, c := range calls {
+		d.ev.emit(serverCall{Step: st.n, Method: string(c.Method), Resource: c.Resource, Code: codeName(c.Code), AtMS: c.Time.Sub(d.start).Milliseconds()})
+	}
 	if err != nil {
-		s.expect(false, "the step ran to its end (%v)", err)
+		d.note(st.n, "the step could not run to its end: "+err.Error())
+		s.outcome = "did not run to its end"
 	}
-	ok := len(s.checks) > 0
-	for _, c := range s.checks {
-		ok = ok && c.OK
+	for _, p := range s.show {
+		d.ev.emit(policyEvent{Step: st.n, Resource: p.resource, Bindings: bindingsOf(d.peekPolicy(ctx, p.resource, p.viaAdmin))})
 	}
-	r := stepResult{Type: "result", Step: n, Story: st.story, Calls: d.fake.CountCalls(iamtest.AnyMethod) - d.peekCount(),
-		TookMS: took.Milliseconds(), took: took, Outcome: s.outcome, OK: ok, Checks: s.checks}
-	d.tl.result(r)
+	r := stepResult{Step: st.n, Story: st.story, Calls: len(calls), TookMS: took.Milliseconds(), took: took,
+		Outcome: s.outcome, OK: err == nil && s.calls > 0 && !s.wrong}
+	d.ev.emit(r)
 	return r
 }
 
-// peekPolicy reads resource's policy from the fake for a step's checks,
-// through the fake's own connection (no interceptor, no round trip on the
-// story's clock), with the admin API for a service account. The read is not
-// counted among the step's calls.
+// returned reports what a call of the story returned, beside the code the
+// guidance says it ends with.
+func (d *demo) returned(s *stepState, who, method string, err error, want codes.Code) {
+	got := status.Code(err)
+	ev := returnedEvent{Step: s.n, Who: who, Method: method, Code: codeName(got), Want: codeName(want), ok: got == want}
+	if err != nil {
+		ev.Error = err.Error()
+	}
+	s.calls++
+	s.wrong = s.wrong || !ev.ok
+	d.ev.emit(ev)
+}
+
+func (d *demo) note(step int, text string) { d.ev.emit(noteEvent{Step: step, Text: text}) }
+
+// peekPolicy reads resource's policy from the fake to show it, through the
+// fake's own connection (no interceptor, no round trip on the story's
+// clock), with the admin API for a service account; nil on an error.
 func (d *demo) peekPolicy(ctx context.Context, resource string, viaAdmin bool) *iampb.Policy {
-	d.mu.Lock()
-	d.peeks++
-	d.mu.Unlock()
 	req := &iampb.GetIamPolicyRequest{Resource: resource}
 	var p *iampb.Policy
 	if viaAdmin {
@@ -241,13 +271,15 @@ func (d *demo) peekPolicy(ctx context.Context, resource string, viaAdmin bool) *
 	} else {
 		p, _ = iampb.NewIAMPolicyClient(d.fake.Conn()).GetIamPolicy(ctx, req)
 	}
-	return p // nil on an error: the checks then fail
+	return p
 }
 
-func (d *demo) peekCount() int {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.peeks
+func bindingsOf(p *iampb.Policy) []bindingRecord {
+	out := []bindingRecord{}
+	for _, b := range p.GetBindings() {
+		out = append(out, bindingRecord{Role: b.GetRole(), Members: b.GetMembers(), Condition: b.GetCondition().GetExpression()})
+	}
+	return out
 }
 
 // since is the time since the demo started, on its clock.
@@ -259,43 +291,19 @@ func (d *demo) currentStep() int {
 	return d.step
 }
 
-// stepAttempts returns what the observers saw so far in this step.
-func (d *demo) stepAttempts() []interceptor.Attempt {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return append([]interceptor.Attempt(nil), d.attempts...)
-}
-
-// observer prints every failed attempt with the Retrier's decision, and
-// records it for the step's checks.
+// observer reports every failed attempt with the Retrier's decision.
 func (d *demo) observer(who string) func(context.Context, interceptor.Attempt) {
 	return func(_ context.Context, a interceptor.Attempt) {
 		if a.Reason == interceptor.Succeeded {
-			return // the timeline shows the failed attempts; the step's result shows the success
+			return // the wire reports the attempt that succeeded
 		}
-		d.mu.Lock()
-		d.attempts = append(d.attempts, a)
-		step := d.step
-		d.mu.Unlock()
-		d.tl.attempt(newAttemptRow(step, d.since(), who, a.Method, a.N, status.Code(a.Err), a.Class.String(), decision(a), a.Wait))
+		d.ev.emit(failedAttempt(d.currentStep(), d.since(), who, a))
 	}
-}
-
-func decision(a interceptor.Attempt) string {
-	switch {
-	case a.Reason == interceptor.Retry && a.Method == policy.UpdateMethod:
-		return "rerun read-modify-write"
-	case a.Reason == interceptor.Retry:
-		return "retry"
-	case a.Reason == interceptor.NotRetryable && a.Class == iamcodes.Conflict:
-		return "to the caller: a conflict"
-	}
-	return "give up: " + a.Reason.String()
 }
 
 // wire is the innermost interceptor: it models the network (each call takes
-// the round-trip time on the story's clock) and prints the attempts that
-// succeed; the observer prints the ones that fail.
+// the round-trip time on the story's clock) and reports the attempts that
+// succeed; the observer reports the ones that fail.
 func (d *demo) wire(who string) grpc.UnaryClientInterceptor {
 	return func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
 		if err := d.clk.Sleep(ctx, d.flags.rtt); err != nil {
@@ -311,7 +319,7 @@ func (d *demo) wire(who string) grpc.UnaryClientInterceptor {
 					}
 				}
 			}
-			d.tl.attempt(newAttemptRow(d.currentStep(), d.since(), who, method, n, codes.OK, "", "ok", 0))
+			d.ev.emit(okAttempt(d.currentStep(), d.since(), who, method, n))
 		}
 		return err
 	}
@@ -383,7 +391,7 @@ func documentedSchedule() scheduleInfo {
 	b := interceptor.DefaultBackoff()
 	deadline := interceptor.DefaultDeadline
 	almost1 := math.Nextafter(1, 0)
-	info := scheduleInfo{Type: "schedule_info", InitialMS: b.Initial.Milliseconds(), Multiplier: b.Multiplier,
+	info := scheduleInfo{InitialMS: b.Initial.Milliseconds(), Multiplier: b.Multiplier,
 		MaxBackoffMS: b.Max.Milliseconds(), DeadlineMS: deadline.Milliseconds(),
 		deadline: deadline, max: b.Max, initial: b.Initial}
 	nb := b
@@ -394,7 +402,7 @@ func documentedSchedule() scheduleInfo {
 		base := nb.Delay(n, 0)
 		lo, hi := b.Delay(n, 0), b.Delay(n, almost1)
 		hi = hi.Truncate(time.Millisecond) // [lo, hi] shown to the millisecond: hi < lo+1s
-		r := scheduleRow{Type: "schedule", Retry: n, BaseMS: base.Milliseconds(),
+		r := scheduleRow{Retry: n, BaseMS: base.Milliseconds(),
 			JitterMin: (lo - base).Milliseconds(), JitterMax: (hi - base).Milliseconds(),
 			WaitMin: lo.Milliseconds(), WaitMax: hi.Milliseconds(), Truncated: lo == hi && base == b.Max,
 			base: base, jitterMin: lo - base, jitterMax: hi - base + time.Millisecond, waitMin: lo, waitMax: hi}
@@ -422,14 +430,14 @@ func demoSteps() []demoStep {
 		{
 			n:        1,
 			title:    "Transient failures are retried with backoff",
-			story:    "UNAVAILABLE, INTERNAL, DEADLINE_EXCEEDED, then OK",
+			story:    "transient failures, then OK",
 			guidance: "The guidance: retry 500, 502, 503 and 504 with truncated exponential backoff with jitter.",
 			run:      stepTransient,
 		},
 		{
 			n:        2,
 			title:    "A new service account is not visible yet: NOT_FOUND, retried on request",
-			story:    "new account NOT_FOUND twice, opted in",
+			story:    "new account NOT_FOUND, opted in",
 			guidance: "The guidance: IAM is eventually consistent; a 404 right after a create may be retried. Only calls that opt in do.",
 			run:      stepPropagation,
 		},
@@ -443,28 +451,56 @@ func demoSteps() []demoStep {
 		{
 			n:        4,
 			title:    "Five writers race to add bindings to one policy",
-			story:    "five writers race: conflicts, reruns, all land",
+			story:    "five writers race, all land",
 			guidance: "The guidance: on 409 ABORTED (a concurrent change) retry the whole read-modify-write, never the write alone.",
 			run:      stepContention,
 		},
 		{
 			n:        5,
 			title:    "A write commits but its answer is lost",
-			story:    "lost answer: the rerun finds it done",
+			story:    "lost answer: rerun finds it done",
 			guidance: "A rerun of the read-modify-write must not apply a change twice: it reads first, and finds its work done.",
 			run:      stepLostAnswer,
 		},
 		{
 			n:        6,
 			title:    "An outage longer than the retry deadline",
-			story:    "outage outlasts the deadline: gives up",
+			story:    "outage outlasts the deadline",
 			guidance: "The guidance: keep retrying until a deadline, then give up with the error the server sent.",
 			run:      stepOutage,
+		},
+		{
+			n:     7,
+			title: "Create an account, grant it a role at once",
+			story: "grant to a new account, opted in",
+			guidance: "IAM is eventually consistent: until a new account propagates, a grant to it is refused " +
+				"INVALID_ARGUMENT \"Service account ... does not exist.\" An Updater with interceptor.WithRetryNotFound " +
+				"reruns the read-modify-write until it is visible, within the deadline; without the opt-in the refusal " +
+				"returns at once.",
+			run: stepGrantNewAccount,
 		},
 	}
 }
 
 var demoPolicyResource = "projects/demo-project/topics/orders"
+
+// callsOf counts the calls to m among calls that were answered code.
+func callsOf(calls []iamtest.Call, m iamtest.Method, code codes.Code) int {
+	n := 0
+	for _, c := range calls {
+		if c.Method == m && c.Code == code {
+			n++
+		}
+	}
+	return n
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, what)
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
 
 // step 1.
 func stepTransient(ctx context.Context, d *demo, s *stepState) error {
@@ -472,33 +508,10 @@ func stepTransient(ctx context.Context, d *demo, s *stepState) error {
 	d.fake.FailNext(iamtest.MethodGetIamPolicy, 1, codes.Internal)
 	d.fake.FailNext(iamtest.MethodGetIamPolicy, 1, codes.DeadlineExceeded)
 	_, err := d.policy.GetIamPolicy(ctx, &iampb.GetIamPolicyRequest{Resource: demoPolicyResource})
-	calls := d.fake.Calls()
-	s.outcome = "OK after 3 retries"
-	if err != nil {
-		s.outcome = codeName(status.Code(err))
-	}
-	s.expect(err == nil, "GetIamPolicy succeeded%s", errSuffix(err))
-	s.expect(len(calls) == 4, "the fake saw 4 calls: 3 failures and the success (saw %d)", len(calls))
-	expectSchedule(s, d.stepAttempts(), 3)
+	d.returned(s, "", iamtest.MethodGetIamPolicy.String(), err, codes.OK)
+	s.outcome = fmt.Sprintf("%s after %s", codeName(status.Code(err)), plural(d.fake.CountCalls(iamtest.MethodGetIamPolicy)-1, "retry"))
+	s.outcome = strings.Replace(s.outcome, "retrys", "retries", 1)
 	return nil
-}
-
-// expectSchedule checks that the retries observed waited as the documented
-// schedule says: wait(n) in [Delay(n, 0), Delay(n, ~1)] for retry n.
-func expectSchedule(s *stepState, as []interceptor.Attempt, retries int) {
-	b := interceptor.DefaultBackoff()
-	var waits []string
-	ok := true
-	for _, a := range as {
-		if a.Reason != interceptor.Retry {
-			continue
-		}
-		n := a.N - 1
-		lo, hi := b.Delay(n, 0), b.Delay(n, math.Nextafter(1, 0))
-		ok = ok && lo <= a.Wait && a.Wait <= hi
-		waits = append(waits, fmtDur(a.Wait))
-	}
-	s.expect(ok && len(waits) == retries, "%d waits, each within the documented schedule: %s", retries, strings.Join(waits, ", "))
 }
 
 // step 2.
@@ -509,27 +522,16 @@ func stepPropagation(ctx context.Context, d *demo, s *stepState) error {
 		Name: "projects/demo-project", AccountId: "deployer",
 		ServiceAccount: &adminpb.ServiceAccount{DisplayName: "deployer"},
 	})
-	if !s.expect(err == nil, "CreateServiceAccount succeeded%s", errSuffix(err)) {
-		return nil
+	if err != nil {
+		return fmt.Errorf("CreateServiceAccount: %w", err)
 	}
 	d.account = sa
-	d.tl.note(s.n, "created "+sa.Email+"; reading it back at once, with gax.WithGRPCOptions(interceptor.RetryNotFound())")
-	got, err := d.admin.GetServiceAccount(ctx, &adminpb.GetServiceAccountRequest{Name: sa.Name},
+	d.note(s.n, "created "+sa.Email+"; reading it back at once, with gax.WithGRPCOptions(interceptor.RetryNotFound())")
+	_, err = d.admin.GetServiceAccount(ctx, &adminpb.GetServiceAccountRequest{Name: sa.Name},
 		gax.WithGRPCOptions(interceptor.RetryNotFound()))
-	notFound := 0
-	for _, c := range d.fake.Calls() {
-		if c.Method == iamtest.MethodGetServiceAccount && c.Code == codes.NotFound {
-			notFound++
-		}
-	}
-	s.outcome = "visible after 2 retries"
-	if err != nil {
-		s.outcome = codeName(status.Code(err))
-	}
-	s.expect(err == nil && got.GetEmail() == sa.Email, "GetServiceAccount found the new account%s", errSuffix(err))
-	s.expect(notFound == 2, "it answered NOT_FOUND twice first, and both were retried (NOT_FOUND answers: %d)", notFound)
-	s.expect(d.fake.CountCalls(iamtest.MethodGetServiceAccount) == 3, "3 GetServiceAccount calls in all (saw %d)", d.fake.CountCalls(iamtest.MethodGetServiceAccount))
-	expectSchedule(s, d.stepAttempts(), 2)
+	d.returned(s, "", iamtest.MethodGetServiceAccount.String(), err, codes.OK)
+	notFound := callsOf(d.fake.Calls(), iamtest.MethodGetServiceAccount, codes.NotFound)
+	s.outcome = fmt.Sprintf("%s after %d NOT_FOUND", codeName(status.Code(err)), notFound)
 	return nil
 }
 
@@ -540,16 +542,10 @@ func stepUnsafe(ctx context.Context, d *demo, s *stepState) error {
 	}
 	d.fake.FailNext(iamtest.MethodCreateServiceAccountKey, 1, codes.Unavailable)
 	_, err := d.admin.CreateServiceAccountKey(ctx, &adminpb.CreateServiceAccountKeyRequest{Name: d.account.Name})
-	s.outcome = codeName(status.Code(err)) + ", not retried"
-	var reason interceptor.Reason = 255
-	if as := d.stepAttempts(); len(as) > 0 {
-		reason = as[len(as)-1].Reason
-	}
-	d.tl.note(s.n, "why: each call mints a new private key. Had the first one committed and only its answer been lost,")
-	d.tl.note(s.n, "a retry would leave a live key that nobody holds. The caller decides: list the keys, create again if none was made.")
-	s.expect(status.Code(err) == codes.Unavailable, "the caller got the server's error: %s", codeName(status.Code(err)))
-	s.expect(d.fake.CountCalls(iamtest.MethodCreateServiceAccountKey) == 1, "exactly 1 CreateServiceAccountKey call reached the fake, failing before it acted: no key minted (saw %d calls)", d.fake.CountCalls(iamtest.MethodCreateServiceAccountKey))
-	s.expect(reason == interceptor.Unsafe, "the interceptor said why: %q", reason.String())
+	d.returned(s, "", iamtest.MethodCreateServiceAccountKey.String(), err, codes.Unavailable)
+	d.note(s.n, "why: each call mints a new private key. Had the first one committed and only its answer been lost, "+
+		"a retry would leave a live key that nobody holds. The caller decides: list the keys, create again if none was made.")
+	s.outcome = fmt.Sprintf("%s after %s", codeName(status.Code(err)), plural(d.fake.CountCalls(iamtest.MethodCreateServiceAccountKey), "call"))
 	return nil
 }
 
@@ -578,76 +574,29 @@ func stepContention(ctx context.Context, d *demo, s *stepState) error {
 		}
 		updaters[i] = u
 	}
-	d.tl.note(s.n, fmt.Sprintf("%d writers, each with its own policy.Updater, add roles/viewer for themselves to %s at the same moment", writers, demoPolicyResource))
+	d.note(s.n, fmt.Sprintf("%d writers, each with its own policy.Updater, add roles/viewer for themselves to %s at the same moment; %s was there before",
+		writers, demoPolicyResource, owner))
 	errs := make([]error, writers+1)
 	d.clk.Go(ctx, writers, func(ctx context.Context, i int) {
 		_, errs[i] = updaters[i].Update(ctx, demoPolicyResource, policy.AddBinding("roles/viewer", writerMember(i)))
 	})
-	failed := 0
+	landed := 0
 	for i := 1; i <= writers; i++ {
-		if errs[i] != nil {
-			failed++
-			d.tl.note(s.n, fmt.Sprintf("writer-%d: %v", i, errs[i]))
-		}
-	}
-	var aborted, landed int
-	for _, c := range d.fake.Calls() {
-		if c.Method != iamtest.MethodSetIamPolicy {
-			continue
-		}
-		switch c.Code {
-		case codes.Aborted:
-			aborted++
-		case codes.OK:
+		d.returned(s, fmt.Sprintf("writer-%d", i), policy.UpdateMethod, errs[i], codes.OK)
+		if errs[i] == nil {
 			landed++
 		}
 	}
-	// One owner per call: the Updaters own their retries, and the
-	// interceptors beneath them pass the Updaters' calls through. So the
-	// server saw the attempts of one schedule: each of the Updaters'
-	// read-modify-writes is one GetIamPolicy and one SetIamPolicy, and the
-	// interceptors made no attempts of their own.
-	attempts, own := writers-failed, 0 // each writer that succeeded made one last, successful attempt
-	for _, a := range d.stepAttempts() {
-		if a.Method == policy.UpdateMethod {
-			attempts++ // a failed attempt (rerun or not)
-		} else {
-			own++
-		}
-	}
-	reads, writes := d.fake.CountCalls(iamtest.MethodGetIamPolicy), d.fake.CountCalls(iamtest.MethodSetIamPolicy)
-	d.tl.note(s.n, fmt.Sprintf("the server saw %d reads and %d writes: the Updaters' %d attempts, one schedule", reads, writes, attempts))
-	final := d.peekPolicy(ctx, demoPolicyResource, false)
-	viewers, owners := membersOf(final, "roles/viewer"), membersOf(final, "roles/owner")
-	all := true
-	for i := 1; i <= writers; i++ {
-		all = all && viewers[writerMember(i)] == 1
-	}
-	s.outcome = fmt.Sprintf("%d/%d landed after %d conflicts", writers-failed, writers, aborted)
-	s.expect(failed == 0, "every writer's Update succeeded (%d failed)", failed)
-	s.expect(aborted > 0, "writers really conflicted: %d SetIamPolicy calls were ABORTED and their read-modify-writes rerun", aborted)
-	s.expect(landed == writers, "exactly %d writes landed, one per writer (saw %d)", writers, landed)
-	s.expect(reads == attempts && writes == attempts && own == 0,
-		"one schedule: %d reads, %d writes, %d Updater attempts; the interceptors passed them through (%d own)", reads, writes, attempts, own)
-	s.expect(all && len(viewers) == writers, "the policy holds all %d viewers, each once", writers)
-	s.expect(owners[owner] == 1, "the binding that was there before (roles/owner) is still there: no blind overwrite")
+	calls := d.fake.Calls()
+	aborted := callsOf(calls, iamtest.MethodSetIamPolicy, codes.Aborted)
+	d.note(s.n, fmt.Sprintf("the server saw %s and %s; %s ABORTED",
+		plural(d.fake.CountCalls(iamtest.MethodGetIamPolicy), "read"), plural(d.fake.CountCalls(iamtest.MethodSetIamPolicy), "write"), plural(aborted, "write")))
+	s.show = append(s.show, shownPolicy{resource: demoPolicyResource})
+	s.outcome = fmt.Sprintf("%d/%d landed after %s", landed, writers, plural(aborted, "conflict"))
 	return nil
 }
 
 func writerMember(i int) string { return fmt.Sprintf("user:writer-%d@example.com", i) }
-
-// membersOf counts the members of role's unconditional binding in p.
-func membersOf(p *iampb.Policy, role string) map[string]int {
-	out := map[string]int{}
-	for _, b := range p.GetBindings() {
-		if b.GetRole() == role && b.GetCondition() == nil {
-			for _, m := range b.GetMembers() {
-				out[m]++
-			}
-		}
-	}
-	return out
-}
 
 // step 5.
 func stepLostAnswer(ctx context.Context, d *demo, s *stepState) error {
@@ -663,30 +612,12 @@ func stepLostAnswer(ctx context.Context, d *demo, s *stepState) error {
 	member := "user:alice@example.com"
 	const role = "roles/iam.serviceAccountUser"
 	d.fake.LoseNextAnswers(iamtest.MethodAdminSetIamPolicy, 1)
-	d.tl.note(s.n, "granting "+member+" "+role+" on "+d.account.Email+"; the fake will commit the write and then answer UNAVAILABLE")
+	d.note(s.n, "granting "+member+" "+role+" on "+d.account.Email+" (the admin API holds its policy); "+
+		"the fake will commit the write and then answer UNAVAILABLE")
 	_, err = u.Update(ctx, d.account.Name, policy.AddBinding(role, member))
-	var lost, okWrites, writes int
-	for _, c := range d.fake.Calls() {
-		if c.Method != iamtest.MethodAdminSetIamPolicy {
-			continue
-		}
-		writes++
-		switch {
-		case c.Code == codes.Unavailable: // only the lost answer fails here
-			lost++
-		case c.Code == codes.OK:
-			okWrites++
-		}
-	}
-	got := membersOf(d.peekPolicy(ctx, d.account.Name, true), role)[member]
-	s.outcome = fmt.Sprintf("granted once in %d writes", writes)
-	if err != nil {
-		s.outcome = codeName(status.Code(err))
-	}
-	s.expect(err == nil, "the Update succeeded%s", errSuffix(err))
-	s.expect(lost == 1, "one write committed and its answer was lost (saw %d)", lost)
-	s.expect(okWrites == 0, "no write after it changed anything: the rerun read the policy and found the grant there (%d more writes landed)", okWrites)
-	s.expect(got == 1, "the member holds the role exactly once (%d)", got)
+	d.returned(s, "", policy.UpdateMethod, err, codes.OK)
+	s.show = append(s.show, shownPolicy{resource: d.account.Name, viaAdmin: true})
+	s.outcome = fmt.Sprintf("%s in %s", codeName(status.Code(err)), plural(d.fake.CountCalls(iamtest.MethodAdminSetIamPolicy), "write"))
 	return nil
 }
 
@@ -694,30 +625,58 @@ func stepLostAnswer(ctx context.Context, d *demo, s *stepState) error {
 func stepOutage(ctx context.Context, d *demo, s *stepState) error {
 	d.fake.SetOutage(iamtest.AnyMethod, codes.Unavailable)
 	defer d.fake.ClearOutage(iamtest.AnyMethod)
-	d.tl.note(s.n, "the fake is down for longer than the deadline; the retry deadline is "+fmtDur(interceptor.DefaultDeadline)+" from the first failure")
-	start := d.clk.Now()
+	d.note(s.n, "the fake is down for longer than the deadline; the retry deadline is "+fmtDur(interceptor.DefaultDeadline)+" from the first failure")
 	_, err := d.policy.GetIamPolicy(ctx, &iampb.GetIamPolicyRequest{Resource: demoPolicyResource})
-	took := d.clk.Now().Sub(start)
-	as := d.stepAttempts()
-	var last interceptor.Attempt
-	if len(as) > 0 {
-		last = as[len(as)-1]
-	}
-	want := documentedSchedule().MaxAttempts
-	s.outcome = fmt.Sprintf("%s after %d attempts", codeName(status.Code(err)), len(as))
-	s.expect(status.Code(err) == codes.Unavailable, "the caller got the server's last error, %s (not a deadline error of its own)", codeName(status.Code(err)))
-	s.expect(d.fake.CountCalls(iamtest.MethodGetIamPolicy) == want, "%d attempts, as the schedule allows within the deadline (saw %d)", want, d.fake.CountCalls(iamtest.MethodGetIamPolicy))
-	expectSchedule(s, as, want-1)
-	s.expect(last.Reason == interceptor.DeadlineReached, "it stopped because the next wait would end past the deadline (%q)", last.Reason.String())
-	s.expect(last.Elapsed < interceptor.DefaultDeadline && took < interceptor.DefaultDeadline,
-		"it gave up at once, %s after the first failure, not after waiting out the deadline", fmtDur(last.Elapsed))
+	d.returned(s, "", iamtest.MethodGetIamPolicy.String(), err, codes.Unavailable)
+	s.outcome = fmt.Sprintf("%s after %s", codeName(status.Code(err)), plural(d.fake.CountCalls(iamtest.MethodGetIamPolicy), "attempt"))
 	return nil
 }
 
-// errSuffix says what went wrong, for a check that failed with err.
-func errSuffix(err error) string {
-	if err == nil {
-		return ""
+// demoPropagation is how long step 7's new account stays invisible.
+const demoPropagation = 5 * time.Second
+
+// step 7 (issue 14): grant a role to a service account created moments ago.
+func stepGrantNewAccount(ctx context.Context, d *demo, s *stepState) error {
+	d.fake.SetPropagationDelay(demoPropagation)
+	defer d.fake.SetPropagationDelay(0)
+	sa, err := d.admin.CreateServiceAccount(ctx, &adminpb.CreateServiceAccountRequest{
+		Name: "projects/demo-project", AccountId: "publisher",
+		ServiceAccount: &adminpb.ServiceAccount{DisplayName: "publisher"},
+	})
+	if err != nil {
+		return fmt.Errorf("CreateServiceAccount: %w", err)
 	}
-	return " (error: " + err.Error() + ")"
+	member, role := "serviceAccount:"+sa.Email, "roles/pubsub.publisher"
+	d.note(s.n, fmt.Sprintf("created %s; IAM will not see it for %s (iamtest.SetPropagationDelay). Granting it %s on %s at once, "+
+		"first with an Updater without the opt-in, then with one made with interceptor.WithRetryNotFound()",
+		sa.Email, fmtDur(demoPropagation), role, demoPolicyResource))
+
+	plain, err := d.updater(ctx, "plain", 300)
+	if err != nil {
+		return err
+	}
+	_, err = plain.Update(ctx, demoPolicyResource, policy.AddBinding(role, member))
+	d.returned(s, "plain", policy.UpdateMethod, err, codes.InvalidArgument)
+	d.note(s.n, "without the opt-in the refusal comes back at once, and its message names the option")
+
+	optIn, err := d.updater(ctx, "opt-in", 310, interceptor.WithRetryNotFound())
+	if err != nil {
+		return err
+	}
+	before := callsOf(d.fake.Calls(), iamtest.MethodSetIamPolicy, codes.InvalidArgument)
+	_, err = optIn.Update(ctx, demoPolicyResource, policy.AddBinding(role, member))
+	d.returned(s, "opt-in", policy.UpdateMethod, err, codes.OK)
+	s.show = append(s.show, shownPolicy{resource: demoPolicyResource})
+	refused := callsOf(d.fake.Calls(), iamtest.MethodSetIamPolicy, codes.InvalidArgument) - before
+	s.outcome = fmt.Sprintf("%s after %s", codeName(status.Code(err)), plural(refused, "refusal"))
+	return nil
+}
+
+// updater is a policy.Updater of its own, on a client of its own, for who.
+func (d *demo) updater(ctx context.Context, who string, seed uint64, opts ...interceptor.Option) (*policy.Updater, error) {
+	pc, _, err := d.clients(ctx, who, d.flags.seed+seed, false)
+	if err != nil {
+		return nil, err
+	}
+	return policy.NewUpdater(pc, append(d.retrierOptions(who, d.flags.seed+seed+1), opts...)...)
 }

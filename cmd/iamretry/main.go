@@ -25,6 +25,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"text/tabwriter"
 )
 
 // Exit codes.
@@ -178,12 +179,14 @@ Usage:
 
 Commands:
 `)
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	for _, c := range commands() {
-		fmt.Fprintf(&b, "  %-12s %s\n", c.name, c.summary)
+		fmt.Fprintf(tw, "  %s\t%s\n", c.name, c.summary)
 	}
-	b.WriteString(`  help         this text; "iamretry help COMMAND" for one command
-  --version    the version of this binary
-
+	fmt.Fprintf(tw, "  help\tthis text; \"iamretry help COMMAND\" for one command\n")
+	fmt.Fprintf(tw, "  --version\tthe version of this binary\n")
+	tw.Flush() // into a strings.Builder: cannot fail
+	b.WriteString(`
 Run "iamretry COMMAND -h" for a command's flags.
 Exit codes: 0 success, 1 failure, 2 usage error.
 `)

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 
@@ -26,67 +25,72 @@ func newDemoMeter() *demoMeter {
 	return &demoMeter{reader: r, mp: sdkmetric.NewMeterProvider(sdkmetric.WithReader(r))}
 }
 
-// print writes every data point of the instruments, one a line, sorted:
-// counters as their value, histograms as count, sum and the non-empty
-// buckets.
-func (m *demoMeter) print(ctx context.Context, w io.Writer) error {
+// collect reads every data point of the instruments, sorted by name and
+// attributes, and shuts the provider down.
+func (m *demoMeter) collect(ctx context.Context) (metricsEvent, error) {
 	var rm metricdata.ResourceMetrics
 	if err := m.reader.Collect(ctx, &rm); err != nil {
-		return fmt.Errorf("reading the instruments: %w", err)
+		return metricsEvent{}, fmt.Errorf("reading the instruments: %w", err)
 	}
-	var lines []string
+	var ev metricsEvent
 	for _, sm := range rm.ScopeMetrics {
 		for _, mt := range sm.Metrics {
+			point := func(attrs attribute.Set) metricPoint {
+				return metricPoint{Name: mt.Name, Unit: mt.Unit, Attributes: attrMap(attrs)}
+			}
 			switch d := mt.Data.(type) {
 			case metricdata.Sum[int64]:
 				for _, p := range d.DataPoints {
-					lines = append(lines, fmt.Sprintf("%s%s %d", mt.Name, fmtAttrs(p.Attributes), p.Value))
+					mp := point(p.Attributes)
+					mp.Value = &p.Value
+					ev.Points = append(ev.Points, mp)
 				}
 			case metricdata.Histogram[int64]:
 				for _, p := range d.DataPoints {
-					lines = append(lines, fmt.Sprintf("%s%s count=%d sum=%d%s", mt.Name, fmtAttrs(p.Attributes), p.Count, p.Sum, fmtBuckets(p.Bounds, p.BucketCounts)))
+					mp := point(p.Attributes)
+					sum := float64(p.Sum)
+					mp.Count, mp.Sum, mp.Buckets = &p.Count, &sum, buckets(p.Bounds, p.BucketCounts)
+					ev.Points = append(ev.Points, mp)
 				}
 			case metricdata.Histogram[float64]:
 				for _, p := range d.DataPoints {
-					lines = append(lines, fmt.Sprintf("%s%s count=%d sum=%.3fs%s", mt.Name, fmtAttrs(p.Attributes), p.Count, p.Sum, fmtBuckets(p.Bounds, p.BucketCounts)))
+					mp := point(p.Attributes)
+					mp.Count, mp.Sum, mp.Buckets = &p.Count, &p.Sum, buckets(p.Bounds, p.BucketCounts)
+					ev.Points = append(ev.Points, mp)
 				}
 			}
 		}
 	}
-	slices.Sort(lines)
-	var b strings.Builder
-	b.WriteString("\nOpenTelemetry instruments (meter github.com/iamretry/iamretry), read through a ManualReader:\n")
-	for _, l := range lines {
-		b.WriteString("  " + l + "\n")
-	}
+	slices.SortFunc(ev.Points, func(a, b metricPoint) int {
+		return strings.Compare(a.Name+fmt.Sprint(a.Attributes), b.Name+fmt.Sprint(b.Attributes))
+	})
 	if err := m.mp.Shutdown(ctx); err != nil {
-		return err
+		return metricsEvent{}, err
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	return ev, nil
 }
 
-func fmtAttrs(s attribute.Set) string {
-	var parts []string
+func attrMap(s attribute.Set) map[string]string {
+	out := make(map[string]string, s.Len())
 	for _, kv := range s.ToSlice() {
-		parts = append(parts, string(kv.Key)+"="+kv.Value.Emit())
+		out[string(kv.Key)] = kv.Value.Emit()
 	}
-	return "{" + strings.Join(parts, ",") + "}"
+	return out
 }
 
-// fmtBuckets lists the non-empty buckets as " le<bound>:count" (the last,
-// past every bound, as "inf").
-func fmtBuckets(bounds []float64, counts []uint64) string {
-	var b strings.Builder
+// buckets lists the non-empty buckets of a histogram; the last, past every
+// bound, has no LE.
+func buckets(bounds []float64, counts []uint64) []metricBucket {
+	var out []metricBucket
 	for i, c := range counts {
 		if c == 0 {
 			continue
 		}
-		le := "inf"
+		b := metricBucket{Count: c}
 		if i < len(bounds) {
-			le = fmt.Sprint(bounds[i])
+			b.LE = &bounds[i]
 		}
-		fmt.Fprintf(&b, " le%s:%d", le, c)
+		out = append(out, b)
 	}
-	return b.String()
+	return out
 }

@@ -18,7 +18,6 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
-	iamcodes "github.com/iamretry/iamretry/codes"
 	"github.com/iamretry/iamretry/interceptor"
 	"github.com/iamretry/iamretry/interceptor/policy"
 )
@@ -241,20 +240,9 @@ func runPolicy(ctx context.Context, cio *cmdIO, sub *policySub, f *policyFlags) 
 	}
 	// Every retry and every give-up is told on stderr, so a slow command
 	// says why it is slow.
+	progress := newStream(progressRenderer{w: cio.stderr})
 	observe := interceptor.WithObserver(func(_ context.Context, a interceptor.Attempt) {
-		if a.Reason == interceptor.Succeeded {
-			fmt.Fprintf(cio.stderr, "iamretry: %s attempt %d: succeeded\n", shortMethod(a.Method), a.N)
-			return
-		}
-		what := "gave up: " + a.Reason.String()
-		switch {
-		case a.Reason == interceptor.Retry:
-			what = "retrying in " + fmtDur(a.Wait)
-		case a.Reason == interceptor.NotRetryable && a.Class == iamcodes.Conflict:
-			what = "a concurrent change"
-		}
-		fmt.Fprintf(cio.stderr, "iamretry: %s attempt %d: %s (HTTP %d, %s): %s\n",
-			shortMethod(a.Method), a.N, codeName(errCode(a.Err)), errHTTPStatus(a.Err), a.Class, what)
+		progress.emit(failedAttempt(0, 0, "", a))
 	})
 	opts := []interceptor.Option{interceptor.WithDeadline(f.deadline), observe}
 	if f.retryNotFound {

@@ -173,16 +173,6 @@ func errCode(err error) codes.Code {
 	return status.Code(err)
 }
 
-// errHTTPStatus returns the HTTP status of an error: a REST error's own,
-// else the one of its gRPC code.
-func errHTTPStatus(err error) int {
-	var ge *googleapi.Error
-	if errors.As(err, &ge) {
-		return ge.Code
-	}
-	return httpStatus(status.Code(err))
-}
-
 // bodyStatus reads the "status" of Google's JSON error body.
 func bodyStatus(body string) (codes.Code, bool) {
 	var b struct {

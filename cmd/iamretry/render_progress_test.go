@@ -1,0 +1,80 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	iamcodes "github.com/iamretry/iamretry/codes"
+	"github.com/iamretry/iamretry/interceptor"
+	"github.com/iamretry/iamretry/interceptor/policy"
+)
+
+// engineError is how the Updater hands its engine a refusal it classes
+// itself: a status of its own (NOT_FOUND) around the server's error.
+type engineError struct{ server error }
+
+func (e engineError) Error() string              { return e.server.Error() }
+func (e engineError) Unwrap() error              { return e.server }
+func (e engineError) GRPCStatus() *status.Status { return status.New(codes.NotFound, e.server.Error()) }
+
+// TestProgressLines: the policy command's progress lines, drawn from the
+// same attempt events as the demo's timeline.
+func TestProgressLines(t *testing.T) {
+	refused := status.Error(codes.InvalidArgument, "Service account x@p.iam.gserviceaccount.com does not exist.")
+	for _, c := range []struct {
+		a    interceptor.Attempt
+		want string
+	}{
+		{interceptor.Attempt{Method: "/google.iam.v1.IAMPolicy/GetIamPolicy", N: 1, Err: status.Error(codes.Unavailable, "down"),
+			Class: iamcodes.Transient, Reason: interceptor.Retry, Wait: 1250 * time.Millisecond},
+			"iamretry: IAMPolicy.GetIamPolicy attempt 1: UNAVAILABLE (HTTP 503, Transient): retrying in 1.25s\n"},
+		{interceptor.Attempt{Method: "/google.iam.v1.IAMPolicy/GetIamPolicy", N: 2, Reason: interceptor.Succeeded},
+			"iamretry: IAMPolicy.GetIamPolicy attempt 2: succeeded\n"},
+		{interceptor.Attempt{Method: policy.UpdateMethod, N: 1, Err: status.Error(codes.Aborted, "etag"),
+			Class: iamcodes.Conflict, Reason: interceptor.NotRetryable},
+			"iamretry: policy.Update attempt 1: ABORTED (HTTP 409, Conflict): a concurrent change\n"},
+		{interceptor.Attempt{Method: policy.UpdateMethod, N: 1, Err: engineError{refused},
+			Class: iamcodes.Propagation, Reason: interceptor.NotRetryable},
+			"iamretry: policy.Update attempt 1: INVALID_ARGUMENT (HTTP 400, Propagation): gave up: not retryable\n"},
+		{interceptor.Attempt{Method: "/google.iam.v1.IAMPolicy/GetIamPolicy", N: 6, Err: status.Error(codes.Unavailable, "down"),
+			Class: iamcodes.Transient, Reason: interceptor.DeadlineReached},
+			"iamretry: IAMPolicy.GetIamPolicy attempt 6: UNAVAILABLE (HTTP 503, Transient): gave up: retry deadline reached\n"},
+	} {
+		var out bytes.Buffer
+		s := newStream(progressRenderer{w: &out})
+		s.emit(failedAttempt(0, 0, "", c.a))
+		s.emit(noteEvent{Text: "drawn by the demo only"})
+		if out.String() != c.want || s.err() != nil {
+			t.Errorf("got %q (%v), want %q", out.String(), s.err(), c.want)
+		}
+	}
+}
+
+// TestServerCode: the code shown is the server's, under whatever status the
+// engine put around it; an error without a status is UNKNOWN, none is OK.
+func TestServerCode(t *testing.T) {
+	refused := status.Error(codes.InvalidArgument, "does not exist")
+	for _, c := range []struct {
+		err  error
+		want codes.Code
+	}{
+		{nil, codes.OK},
+		{refused, codes.InvalidArgument},
+		{engineError{refused}, codes.InvalidArgument},
+		{errors.Join(refused), codes.InvalidArgument},
+		{errors.New("plain"), codes.Unknown},
+	} {
+		if got := serverCode(c.err); got != c.want {
+			t.Errorf("serverCode(%v) = %v, want %v", c.err, got, c.want)
+		}
+	}
+	if !strings.Contains(callName("writer-2", "/google.iam.v1.IAMPolicy/SetIamPolicy"), "writer-2 SetIamPolicy") {
+		t.Error(callName("writer-2", "/google.iam.v1.IAMPolicy/SetIamPolicy"))
+	}
+}
