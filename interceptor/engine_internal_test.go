@@ -24,7 +24,7 @@ func TestConflictRerunsDoNotSpendBudget(t *testing.T) {
 	}
 	aborted := status.Error(grpccodes.Aborted, "concurrent change")
 	n := 0
-	err = runUpdate(r, context.Background(), "iamretry.policy/Update", "projects/p", func(context.Context) error {
+	err = runUpdate(r, context.Background(), "iamretry.policy/Update", "projects/p", nil, func(context.Context) error {
 		n++
 		if n < 400 { // far more than the bank's 100 tokens
 			return aborted

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/iamretry/iamretry/codes"
 	"github.com/iamretry/iamretry/internal/enginehook"
 )
 
@@ -49,6 +50,6 @@ func newUpdaterRetrier(opts ...Option) (*Retrier, error) {
 	return r, nil
 }
 
-func runUpdate(r *Retrier, ctx context.Context, method, resource string, f func(context.Context) error) error {
-	return r.do(ctx, &job{method: method, resource: resource, retryConflict: true, deadline: r.cfg.deadline, maxAttempts: r.cfg.maxAttempts}, f)
+func runUpdate(r *Retrier, ctx context.Context, method, resource string, judge func(error) (codes.Class, bool), f func(context.Context) error) error {
+	return r.do(ctx, &job{method: method, resource: resource, retryConflict: true, deadline: r.cfg.deadline, maxAttempts: r.cfg.maxAttempts, judge: judge}, f)
 }

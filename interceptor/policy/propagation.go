@@ -7,6 +7,8 @@ import (
 
 	grpccodes "google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/iamretry/iamretry/codes"
 )
 
 // A grant to a member that IAM cannot see yet (a service account created
@@ -26,9 +28,10 @@ func missingMember(err error) bool {
 }
 
 // notVisibleError is that refusal as the read-modify-write returns it to
-// the engine: for a change tried alone its code is NOT_FOUND, class
-// Propagation (retried only with WithRetryNotFound); in a batch of several
-// it keeps INVALID_ARGUMENT, so the batch is split first.
+// the engine, with the server's code (INVALID_ARGUMENT): for a change tried
+// alone judgeNotVisible makes it Propagation (retried only with
+// WithRetryNotFound); in a batch of several it is left to the classifier
+// (Permanent), so the batch is split first.
 type notVisibleError struct {
 	err   error // the server's refusal
 	alone bool  // the read-modify-write ran one caller's change
@@ -38,10 +41,18 @@ func (e *notVisibleError) Error() string { return e.err.Error() }
 func (e *notVisibleError) Unwrap() error { return e.err }
 
 func (e *notVisibleError) GRPCStatus() *status.Status {
-	if e.alone {
-		return status.New(grpccodes.NotFound, e.err.Error())
-	}
 	return status.New(grpccodes.InvalidArgument, e.err.Error())
+}
+
+// judgeNotVisible is the Updater's judge on the engine (see
+// enginehook.RunUpdate): a grant to a member not visible yet, in a change
+// tried alone, is Propagation; every other error goes to the classifier.
+func judgeNotVisible(err error) (codes.Class, bool) {
+	var nv *notVisibleError
+	if errors.As(err, &nv) && err == error(nv) && nv.alone {
+		return codes.Propagation, true
+	}
+	return codes.Permanent, false
 }
 
 // notVisible reports whether err, as the engine returned it, is that

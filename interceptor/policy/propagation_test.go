@@ -72,3 +72,31 @@ func TestGrantToNewAccount(t *testing.T) {
 		t.Fatalf("without the opt-in: %d writes, waits %v; want 1 write and no wait", n, clk2.Sleeps())
 	}
 }
+
+// TestGrantToNewAccountReportsTheServersCode: observers (and so logs,
+// metrics and span events) see the server's INVALID_ARGUMENT with class
+// Propagation, never a code the Updater made up.
+func TestGrantToNewAccountReportsTheServersCode(t *testing.T) {
+	_, client, clk, member := newAccountEnv(t)
+	var seen []interceptor.Attempt
+	u, err := policy.NewUpdater(client, interceptor.WithClock(clk), interceptor.WithRetryNotFound(),
+		interceptor.WithObserver(func(_ context.Context, a interceptor.Attempt) { seen = append(seen, a) }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := u.Update(context.Background(), res, policy.AddBinding("roles/viewer", member)); err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) < 2 {
+		t.Fatalf("observed %d attempts, want the refusals and the final report", len(seen))
+	}
+	for _, a := range seen[:len(seen)-1] {
+		if status.Code(a.Err) != codes.InvalidArgument || a.Class.String() != "Propagation" || a.Reason != interceptor.Retry {
+			t.Fatalf("attempt %d: code %v class %v reason %v; want INVALID_ARGUMENT, Propagation, retry",
+				a.N, status.Code(a.Err), a.Class, a.Reason)
+		}
+	}
+	if last := seen[len(seen)-1]; last.Reason != interceptor.Succeeded {
+		t.Fatalf("final report %+v, want Succeeded", last)
+	}
+}

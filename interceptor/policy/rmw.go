@@ -58,7 +58,7 @@ func (u *Updater) transact(ctx context.Context, resource string, changes []*chan
 // turned into the caller's yet); probe as in rmw.
 func (u *Updater) try(ctx context.Context, resource string, changes []*change, probe bool) ([]outcome, error) {
 	t := &rmw{u: u, resource: resource, changes: changes, probe: probe}
-	err := u.engine(u.r, ctx, UpdateMethod, resource, t.attempt)
+	err := u.engine(u.r, ctx, UpdateMethod, resource, judgeNotVisible, t.attempt)
 	return t.out, err
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"cloud.google.com/go/iam/apiv1/iampb"
 
+	"github.com/iamretry/iamretry/codes"
 	"github.com/iamretry/iamretry/interceptor"
 	"github.com/iamretry/iamretry/internal/enginehook"
 )
@@ -28,7 +29,7 @@ const UpdateMethod = "iamretry.policy/Update"
 type Updater struct {
 	c      Client
 	r      *interceptor.Retrier
-	engine func(r *interceptor.Retrier, ctx context.Context, method, resource string, f func(context.Context) error) error
+	engine func(r *interceptor.Retrier, ctx context.Context, method, resource string, judge func(error) (codes.Class, bool), f func(context.Context) error) error
 	// countWrite counts a SetIamPolicy call (the writes instrument);
 	// withCallers marks a batch's context so that the engine's span events
 	// go to every caller still waiting on it.
@@ -72,7 +73,7 @@ func NewUpdater(c Client, opts ...interceptor.Option) (*Updater, error) {
 	return &Updater{
 		c:               c,
 		r:               r,
-		engine:          enginehook.RunUpdate.(func(*interceptor.Retrier, context.Context, string, string, func(context.Context) error) error),
+		engine:          enginehook.RunUpdate.(func(*interceptor.Retrier, context.Context, string, string, func(error) (codes.Class, bool), func(context.Context) error) error),
 		countWrite:      enginehook.CountWrite.(func(*interceptor.Retrier, context.Context)),
 		withCallers:     enginehook.WithCallers.(func(context.Context, func() []context.Context) context.Context),
 		waitsForMembers: enginehook.RetriesNotFound.(func(*interceptor.Retrier) bool)(r),

@@ -17,11 +17,16 @@ var (
 	NewUpdaterRetrier any
 
 	// RunUpdate is a
-	//	func(r *interceptor.Retrier, ctx context.Context, method, resource string, f func(context.Context) error) error
+	//	func(r *interceptor.Retrier, ctx context.Context, method, resource string,
+	//		judge func(error) (codes.Class, bool), f func(context.Context) error) error
 	// that runs one read-modify-write f on the engine: it marks ctx as owned
 	// (an interceptor beneath passes f's calls through), reruns f after a
 	// Transient failure, a Conflict, or (WithRetryNotFound) a Propagation
 	// one, and reports Attempts with Method method and Resource resource.
+	// judge, when not nil, classifies an error before the Retrier's
+	// classifier (ok false leaves it to the classifier): the Updater's
+	// grant to a member not visible yet is Propagation without its code
+	// being rewritten, so observers and metrics see the server's code.
 	RunUpdate any
 
 	// CountWrite is a
