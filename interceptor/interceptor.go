@@ -50,8 +50,13 @@ func (r *Retrier) intercept(ctx context.Context, method string, req, reply any, 
 	}
 	err := invoker(ctx, method, req, reply, cc, opts...)
 	if err == nil {
-		if r.m != nil {
-			r.m.succeeded(method)
+		if m := r.m; m != nil {
+			// metrics.succeeded, its cache hit inlined here.
+			if s := m.cached(method); s != nil {
+				s.ok.Add(1)
+			} else {
+				m.succeeded(method)
+			}
 		}
 		return nil
 	}

@@ -208,11 +208,19 @@ func makeMetrics(mp metric.MeterProvider) (*metrics, error) {
 // once the method's cache slot is warm. It is small enough to be inlined
 // into the faces' success paths.
 func (m *metrics) succeeded(method string) {
-	if e := m.cache[slot(method)].Load(); e != nil && e.is(method) {
-		e.s.ok.Add(1)
-		return
+	s := m.cached(method)
+	if s == nil {
+		s = m.lookup(method)
 	}
-	m.lookup(method).ok.Add(1)
+	s.ok.Add(1)
+}
+
+// cached returns the stats of method from its cache slot, or nil.
+func (m *metrics) cached(method string) *methodStats {
+	if e := m.cache[slot(method)].Load(); e != nil && e.is(method) {
+		return e.s
+	}
+	return nil
 }
 
 // statsFor returns the stats of method.
