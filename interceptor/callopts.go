@@ -18,7 +18,8 @@ import (
 type callOption struct {
 	grpc.EmptyCallOption
 	// early marks an option the first attempt must see: an invalid value
-	// (the call fails before it is sent) or a per-attempt timeout. The
+	// (the call fails before it is sent) or a per-attempt timeout other
+	// than 0. The
 	// others (Disable, RetryNotFound, CallDeadline, CallMaxAttempts) matter
 	// only once an attempt failed, so a call that succeeds at once never
 	// reads them: the success path only looks for an early one.
@@ -92,11 +93,17 @@ func CallMaxAttempts(n int) grpc.CallOption {
 // context and of the retry deadline), and an attempt cut off by it is
 // retried while the caller's context lives. 0 means none for this call. Like
 // any context deadline, a GAPIC method's own timeout (see CallDeadline) still
-// bounds the whole call. A negative d fails the call at once with
-// INVALID_ARGUMENT naming the option, before anything is sent. On a
-// connection without the interceptor the option does nothing.
+// bounds the whole call. Like WithPerAttemptTimeout, a d above 0 costs a
+// context and a timer per attempt, the first included (the other per-call
+// options cost a call that succeeds at once no allocation). A negative d
+// fails the call at once with INVALID_ARGUMENT naming the option, before
+// anything is sent. On a connection without the interceptor the option does
+// nothing.
 func CallPerAttemptTimeout(d time.Duration) grpc.CallOption {
-	return &callOption{kind: callPerAttempt, d: d, early: true}
+	// 0 needs the first attempt only on a Retrier with a per-attempt
+	// timeout of its own, and such a Retrier reads every call's options
+	// before the first attempt anyway.
+	return &callOption{kind: callPerAttempt, d: d, early: d != 0}
 }
 
 // callSettings is what a call's per-call options say; the zero value is
