@@ -3,8 +3,11 @@ package interceptor_test
 // Performance contract of the interceptor (see BENCHMARKS.md):
 //
 //   - the success path allocates nothing, with or without call options, with
-//     or without our own per-call options (TestSuccessPathAllocatesNothing,
-//     run by `go test`);
+//     or without our own per-call options, metrics off or on
+//     (TestSuccessPathAllocatesNothing, run by `go test`); nor does the REST
+//     RoundTripper's (TestRESTSuccessPathAllocatesNothingMetricsOnAndOff);
+//   - metrics on add at most 5 ns to a call that succeeds, per-call options
+//     at most 1.5 ns (BenchmarkSuccessMetrics/{off,on}/*);
 //   - with one gRPC call option present it costs at most half of
 //     go-grpc-middleware v2's retry interceptor, with none at most 1.5x
 //     (BenchmarkSuccess/{ours,middleware}/{no-opts,one-opt});
