@@ -66,10 +66,10 @@ func (r *Retrier) intercept(ctx context.Context, method string, req, reply any, 
 
 // interceptSlow is intercept for a call whose first attempt needs its
 // per-call options (an invalid one, or a CallPerAttemptTimeout other than
-// 0), or a Retrier
-// with a per-attempt timeout or pushback (which cost allocations on every
-// call: a context and timer per attempt, or a trailer). The other per-call
-// options are read only once an attempt failed (grpcCall.retry).
+// 0), or a Retrier with a per-attempt timeout or pushback (which cost
+// allocations on every call: a context and timer per attempt, or a
+// trailer). The other per-call options are read only once an attempt
+// failed (grpcCall.retry).
 func (r *Retrier) interceptSlow(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts []grpc.CallOption) error {
 	set := readCallOptions(opts)
 	if set.invalid != nil {
