@@ -17,9 +17,16 @@ import (
 // allocates nothing.
 type callOption struct {
 	grpc.EmptyCallOption
-	kind callKind
-	d    time.Duration // CallDeadline, CallPerAttemptTimeout
-	n    int           // CallMaxAttempts
+	// early marks an option the first attempt must see: an invalid value
+	// (the call fails before it is sent) or a per-attempt timeout other
+	// than 0. The
+	// others (Disable, RetryNotFound, CallDeadline, CallMaxAttempts) matter
+	// only once an attempt failed, so a call that succeeds at once never
+	// reads them: the success path only looks for an early one.
+	early bool
+	kind  callKind
+	d     time.Duration // CallDeadline, CallPerAttemptTimeout
+	n     int           // CallMaxAttempts
 }
 
 type callKind uint8
@@ -68,7 +75,7 @@ func RetryNotFound() grpc.CallOption { return notFoundOpt }
 // option, before anything is sent. On a connection without the interceptor
 // the option does nothing.
 func CallDeadline(d time.Duration) grpc.CallOption {
-	return &callOption{kind: callDeadline, d: d}
+	return &callOption{kind: callDeadline, d: d, early: d < 0}
 }
 
 // CallMaxAttempts returns a call option that caps this call's attempts, the
@@ -77,7 +84,7 @@ func CallDeadline(d time.Duration) grpc.CallOption {
 // at once with INVALID_ARGUMENT naming the option, before anything is sent.
 // On a connection without the interceptor the option does nothing.
 func CallMaxAttempts(n int) grpc.CallOption {
-	return &callOption{kind: callMaxAttempts, n: n}
+	return &callOption{kind: callMaxAttempts, n: n, early: n < 0}
 }
 
 // CallPerAttemptTimeout returns a call option that gives each attempt of
@@ -86,11 +93,17 @@ func CallMaxAttempts(n int) grpc.CallOption {
 // context and of the retry deadline), and an attempt cut off by it is
 // retried while the caller's context lives. 0 means none for this call. Like
 // any context deadline, a GAPIC method's own timeout (see CallDeadline) still
-// bounds the whole call. A negative d fails the call at once with
-// INVALID_ARGUMENT naming the option, before anything is sent. On a
-// connection without the interceptor the option does nothing.
+// bounds the whole call. Like WithPerAttemptTimeout, a d above 0 costs a
+// context and a timer per attempt, the first included (the other per-call
+// options cost a call that succeeds at once no allocation). A negative d
+// fails the call at once with INVALID_ARGUMENT naming the option, before
+// anything is sent. On a connection without the interceptor the option does
+// nothing.
 func CallPerAttemptTimeout(d time.Duration) grpc.CallOption {
-	return &callOption{kind: callPerAttempt, d: d}
+	// 0 needs the first attempt only on a Retrier with a per-attempt
+	// timeout of its own, and such a Retrier reads every call's options
+	// before the first attempt anyway.
+	return &callOption{kind: callPerAttempt, d: d, early: d != 0}
 }
 
 // callSettings is what a call's per-call options say; the zero value is
@@ -146,11 +159,12 @@ func (s *callSettings) refuse(format string, args ...any) {
 	}
 }
 
-// hasCallOption reports whether opts hold an option of this package. It is
-// the only thing the success path does with the call options.
-func hasCallOption(opts []grpc.CallOption) bool {
+// hasEarlyOption reports whether opts hold an option of this package that
+// the first attempt must see (callOption.early). It is the only thing the
+// success path does with the call options: one type assertion each.
+func hasEarlyOption(opts []grpc.CallOption) bool {
 	for _, o := range opts {
-		if _, ok := o.(*callOption); ok {
+		if co, ok := o.(*callOption); ok && co.early {
 			return true
 		}
 	}

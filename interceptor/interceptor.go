@@ -45,13 +45,18 @@ func (r *Retrier) intercept(ctx context.Context, method string, req, reply any, 
 	if r.budget != nil {
 		r.budget.deposit()
 	}
-	if r.slow || hasCallOption(opts) {
+	if r.slow || hasEarlyOption(opts) {
 		return r.interceptSlow(ctx, method, req, reply, cc, invoker, opts)
 	}
 	err := invoker(ctx, method, req, reply, cc, opts...)
 	if err == nil {
-		if r.m != nil {
-			r.m.succeeded(method)
+		if m := r.m; m != nil {
+			// metrics.succeeded, its cache hit inlined here.
+			if s := m.cached(method); s != nil {
+				s.ok.Add(1)
+			} else {
+				m.succeeded(method)
+			}
 		}
 		return nil
 	}
@@ -59,10 +64,12 @@ func (r *Retrier) intercept(ctx context.Context, method string, req, reply any, 
 	return g.retry(ctx, err)
 }
 
-// interceptSlow is intercept for a call that carries per-call options of
-// this package, or a Retrier with a per-attempt timeout or pushback (which
-// cost allocations on every call: a context and timer per attempt, or a
-// trailer). Per-call options alone cost nothing more on success.
+// interceptSlow is intercept for a call whose first attempt needs its
+// per-call options (an invalid one, or a CallPerAttemptTimeout other than
+// 0), or a Retrier with a per-attempt timeout or pushback (which cost
+// allocations on every call: a context and timer per attempt, or a
+// trailer). The other per-call options are read only once an attempt
+// failed (grpcCall.retry).
 func (r *Retrier) interceptSlow(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts []grpc.CallOption) error {
 	set := readCallOptions(opts)
 	if set.invalid != nil {
@@ -83,10 +90,10 @@ func (r *Retrier) interceptSlow(ctx context.Context, method string, req, reply a
 			}
 			return nil
 		}
-		g := &grpcCall{r: r, method: method, req: req, reply: reply, cc: cc, invoker: invoker, opts: opts, set: set}
+		g := &grpcCall{r: r, method: method, req: req, reply: reply, cc: cc, invoker: invoker, opts: opts}
 		return g.retry(ctx, err)
 	}
-	g := &grpcCall{r: r, method: method, req: req, reply: reply, cc: cc, invoker: invoker, opts: opts, set: set, perAttempt: perAttempt}
+	g := &grpcCall{r: r, method: method, req: req, reply: reply, cc: cc, invoker: invoker, opts: opts, perAttempt: perAttempt}
 	if r.cfg.pushback {
 		// Every attempt reads its trailer.
 		g.trailer = new(metadata.MD)
@@ -108,7 +115,6 @@ type grpcCall struct {
 	invoker grpc.UnaryInvoker
 	opts    []grpc.CallOption // with grpc.Trailer(trailer) when trailer is set
 	trailer *metadata.MD      // WithPushback: each attempt's trailer
-	set     callSettings      // the call's per-call options
 	// perAttempt is the call's per-attempt timeout (the Retrier's, or
 	// CallPerAttemptTimeout's); 0: none.
 	perAttempt time.Duration
@@ -143,22 +149,25 @@ func (g *grpcCall) retry(ctx context.Context, err error) error {
 		return err
 	}
 	c := &g.r.cfg
+	// The call's per-call options, read only now that it failed (invalid
+	// ones never get here: interceptSlow refused them before sending).
+	set := readCallOptions(g.opts)
 	j := &job{
 		method:        g.method,
 		req:           g.req,
 		checkSafe:     true,
-		disabled:      g.set.disabled,
-		retryNotFound: g.set.notFound,
+		disabled:      set.disabled,
+		retryNotFound: set.notFound,
 		deadline:      c.deadline,
 		maxAttempts:   c.maxAttempts,
 		trailer:       g.trailer,
 		again:         g.again,
 	}
-	if g.set.hasDeadline {
-		j.deadline = g.set.deadline
+	if set.hasDeadline {
+		j.deadline = set.deadline
 	}
-	if g.set.hasMaxAttempts {
-		j.maxAttempts = g.set.maxAttempts
+	if set.hasMaxAttempts {
+		j.maxAttempts = set.maxAttempts
 	}
 	if j.deadline > 0 && g.perAttempt > 0 {
 		g.retryEnd = c.clock.Now().Add(j.deadline)

@@ -140,20 +140,28 @@ var mixinRules = map[string]restRule{
 // :getIamPolicy, :setIamPolicy or :testIamPermissions is the IAM mixin.
 // ok is false for everything else.
 func restMethod(verb, host, path string) (restRule, bool) {
+	// Mapping a request allocates nothing (the RoundTripper's success path
+	// maps every request when metrics are on): the host is compared without
+	// case folding into a new string, the segments go to an array on the
+	// stack.
 	service := ""
-	if h := hostOnly(host); strings.HasSuffix(h, ".googleapis.com") {
+	if h := hostOnly(host); hasSuffixFold(h, ".googleapis.com") {
 		service, _, _ = strings.Cut(h, ".")
 	}
-	var buf [16]string // on the stack: mapping a request allocates nothing
-	segs := splitPath(buf[:0], strings.TrimLeft(path, "/"))
+	var buf [16]string
+	segs, whole := splitPath(buf[:], strings.TrimLeft(path, "/"))
 	last := segs[len(segs)-1]
 	custom := ""
 	if i := strings.LastIndexByte(last, ':'); i >= 0 {
 		segs[len(segs)-1], custom = last[:i], last[i+1:]
 	}
-	for _, r := range restRules {
-		if (service == "" || service == r.service) && r.verb == verb && r.custom == custom && segsMatch(r.path, segs) {
-			return r, true
+	if whole {
+		for i := range restRules {
+			r := &restRules[i] // not a copy of the rule per iteration
+			if len(r.path) == len(segs) && r.custom == custom && r.verb == verb &&
+				(service == "" || strings.EqualFold(service, r.service)) && segsMatch(r.path, segs) {
+				return *r, true
+			}
 		}
 	}
 	if m, ok := mixinRules[custom]; ok && (verb == "POST" || verb == "GET") && len(segs) >= 2 {
@@ -162,14 +170,23 @@ func restMethod(verb, host, path string) (restRule, bool) {
 	return restRule{}, false
 }
 
-// splitPath appends path's "/"-separated segments to segs, as strings.Split
-// would, without allocating while they fit.
-func splitPath(segs []string, path string) []string {
+// splitPath splits path at "/" as strings.Split would, into buf. A path of
+// more segments than buf holds keeps its first len(buf)-1 and, in the last
+// slot, its last one, and whole is false: no rule is that long, and the
+// mixin reads only the last segment.
+func splitPath(buf []string, path string) (segs []string, whole bool) {
+	n := 0
+	whole = true
 	for {
 		seg, rest, more := strings.Cut(path, "/")
-		segs = append(segs, seg)
+		if n < len(buf) {
+			n++
+		} else {
+			whole = false
+		}
+		buf[n-1] = seg
 		if !more {
-			return segs
+			return buf[:n], whole
 		}
 		path = rest
 	}
@@ -187,11 +204,19 @@ func segsMatch(pattern, segs []string) bool {
 	return true
 }
 
+// hostOnly is host without its port, its case kept (compare it with
+// strings.EqualFold).
 func hostOnly(host string) string {
 	if i := strings.LastIndexByte(host, ':'); i >= 0 && !strings.Contains(host[i:], "]") {
 		host = host[:i]
 	}
-	return strings.ToLower(host)
+	return host
+}
+
+// hasSuffixFold is strings.HasSuffix under ASCII case folding (suffix is
+// ASCII).
+func hasSuffixFold(s, suffix string) bool {
+	return len(s) >= len(suffix) && strings.EqualFold(s[len(s)-len(suffix):], suffix)
 }
 
 // jsonIn reads the JSON bodies of both the discovery clients and the GAPIC
