@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"cloud.google.com/go/iam/apiv1/iampb"
+	gax "github.com/googleapis/gax-go/v2"
+
 	"github.com/iamretry/iamretry/interceptor"
 	"github.com/iamretry/iamretry/interceptor/policy"
 	"github.com/iamretry/iamretry/internal/fakeiam"
@@ -43,5 +46,45 @@ func TestAdversarialNaNRandomConflictWait(t *testing.T) {
 	}
 	if d := clk.Now().Sub(before); d != sum || d <= 0 {
 		t.Fatalf("the clock moved %v, the waits were %v", d, waits)
+	}
+}
+
+// optsClient records the CallOptions of each call.
+type optsClient struct {
+	policy.Client
+	opts [][]gax.CallOption
+}
+
+func (c *optsClient) GetIamPolicy(ctx context.Context, req *iampb.GetIamPolicyRequest, opts ...gax.CallOption) (*iampb.Policy, error) {
+	c.opts = append(c.opts, opts)
+	return c.Client.GetIamPolicy(ctx, req, opts...)
+}
+
+func (c *optsClient) SetIamPolicy(ctx context.Context, req *iampb.SetIamPolicyRequest, opts ...gax.CallOption) (*iampb.Policy, error) {
+	c.opts = append(c.opts, opts)
+	return c.Client.SetIamPolicy(ctx, req, opts...)
+}
+
+// TestAdversarialCallOptionsTurnGAXRetriesOff: every call the Updater
+// makes carries CallOptions that turn a GAPIC client's own retries off
+// (the Client doc used to say it calls without CallOptions).
+func TestAdversarialCallOptionsTurnGAXRetriesOff(t *testing.T) {
+	e := newEnv(t)
+	c := &optsClient{Client: e.client}
+	u, _ := updater(t, c)
+	if _, err := u.Update(context.Background(), res, policy.AddBinding("roles/viewer", "user:a@example.com")); err != nil {
+		t.Fatal(err)
+	}
+	if len(c.opts) != 2 {
+		t.Fatalf("%d calls, want a read and a write", len(c.opts))
+	}
+	for i, opts := range c.opts {
+		s := gax.CallSettings{Retry: func() gax.Retryer { return gax.OnCodes(nil, gax.Backoff{}) }}
+		for _, o := range opts {
+			o.Resolve(&s)
+		}
+		if s.Retry != nil {
+			t.Errorf("call %d: its CallOptions leave the client's retries on", i+1)
+		}
 	}
 }
