@@ -2,6 +2,7 @@ package iamtest
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/iamretry/iamretry/internal/vclock"
@@ -69,8 +70,14 @@ func (c *VirtualClock) Go(ctx context.Context, n int, f func(ctx context.Context
 }
 
 // Advance moves the clock forward by d without a sleep; sleepers whose time
-// it passes wake, in order, when every thread next sleeps.
-func (c *VirtualClock) Advance(d time.Duration) { c.c.Advance(d) }
+// it passes wake, in order, when every thread next sleeps. A negative d
+// panics with a message naming it: the clock never goes back.
+func (c *VirtualClock) Advance(d time.Duration) {
+	if d < 0 {
+		panic(fmt.Sprintf("iamtest: VirtualClock.Advance(%v): the clock only moves forward; d must be >= 0", d))
+	}
+	c.c.Advance(d)
+}
 
 // Sleeps returns every completed wait so far, in the order of the wake-ups.
 func (c *VirtualClock) Sleeps() []time.Duration { return c.c.Sleeps() }

@@ -62,7 +62,8 @@ const (
 // Delay returns the wait before the rerun that follows conflict n (n = 0
 // for a call's first conflict) given a uniform r in [0, 1), on the default
 // Backoff: DocumentedConflicts gives DefaultBackoff().Delay(n, r). It is a
-// pure function. An Updater uses its Retrier's Backoff instead of the
+// pure function, and never negative: an r outside [0, 1) is clamped (NaN
+// counts as 0). An Updater uses its Retrier's Backoff instead of the
 // default (for DocumentedConflicts) and caps every wait at its
 // maximum_backoff.
 func (s ConflictBackoff) Delay(n int, r float64) time.Duration {
@@ -73,7 +74,13 @@ func (s ConflictBackoff) delay(b Backoff, n int, r float64) time.Duration {
 	if s == DocumentedConflicts {
 		return b.Delay(n, r)
 	}
-	r = min(max(r, 0), 1)
+	// r outside [0, 1] is clamped, and NaN (a broken random source) counts
+	// as 0: converting NaN to a Duration gives the most negative one, a
+	// rerun at once reported with a negative wait.
+	if !(r >= 0) {
+		r = 0
+	}
+	r = min(r, 1)
 	var w time.Duration
 	if n <= 0 {
 		lo, hi := float64(spreadFirstMin), float64(spreadFirstMax)

@@ -6,7 +6,11 @@ import (
 	"strings"
 	"time"
 
+	"cloud.google.com/go/iam/apiv1/iampb"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/iamretry/iamretry/interceptor/policy"
 )
 
 // usageError is a mistake in the command line: it is reported on stderr with
@@ -163,8 +167,26 @@ func checkRole(r string) error {
 // memberKinds are the prefixes of IAM principals whose value is an email.
 var emailKinds = []string{"user:", "serviceAccount:", "group:"}
 
-// checkMember validates a principal as IAM spells it.
+// checkMember validates a principal as IAM spells it: by the library's one
+// table of member forms (policy.RemoveMember refuses exactly what the
+// Updater's mutations refuse), with the CLI's own wording where it has one.
 func checkMember(m string) error {
+	if m == "" {
+		return describeMember(m)
+	}
+	_, err := policy.RemoveMember(m)(&iampb.Policy{})
+	if err == nil {
+		return nil
+	}
+	if e := describeMember(m); e != nil {
+		return e
+	}
+	return usagef("--member %q: %s", m, strings.TrimPrefix(status.Convert(err).Message(), "iamretry/policy: "))
+}
+
+// describeMember explains why a member the library refuses is malformed,
+// in the CLI's words; nil when it has no words for it.
+func describeMember(m string) error {
 	const want = "a member is user:EMAIL, serviceAccount:EMAIL, group:EMAIL, domain:DOMAIN, principal://..., principalSet://..., deleted:KIND:EMAIL?uid=ID, allUsers or allAuthenticatedUsers"
 	bad := func(why string) error { return usagef("--member %q: %s; %s", m, why, want) }
 	switch {

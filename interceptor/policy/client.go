@@ -18,8 +18,10 @@ import (
 // clients and every other GAPIC client with the IAM mixin; FromConn and
 // FromAdmin adapt a raw connection and the admin client.
 //
-// The Updater calls it without CallOptions; turn off the client's own
-// retries (its CallOptions) so that only the Updater retries.
+// The Updater passes gax.WithRetry(nil) on each call, so that a GAPIC
+// client's own retries stay off and only the Updater retries; an
+// implementation that retries on its own otherwise (a discovery client
+// whose http.Client retries) breaks that promise.
 type Client interface {
 	GetIamPolicy(ctx context.Context, req *iampb.GetIamPolicyRequest, opts ...gax.CallOption) (*iampb.Policy, error)
 	SetIamPolicy(ctx context.Context, req *iampb.SetIamPolicyRequest, opts ...gax.CallOption) (*iampb.Policy, error)

@@ -57,6 +57,7 @@ package vclock
 import (
 	"container/heap"
 	"context"
+	"fmt"
 	"sync"
 	"time"
 )
@@ -185,8 +186,13 @@ func Thread(ctx context.Context) int {
 }
 
 // Advance moves the clock forward by d without recording a sleep. Sleepers
-// whose time it passes wake, in order, when every thread next sleeps.
+// whose time it passes wake, in order, when every thread next sleeps. A
+// negative d panics: the clock never goes back (a sleeper would wake after
+// its time, and code that measures elapsed time would see it negative).
 func (c *Clock) Advance(d time.Duration) {
+	if d < 0 {
+		panic(fmt.Sprintf("vclock: Advance(%v): the clock only moves forward; d must be >= 0", d))
+	}
 	c.mu.Lock()
 	c.now = c.now.Add(d)
 	c.mu.Unlock()
