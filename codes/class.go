@@ -61,8 +61,8 @@ func Of(code grpccodes.Code) Class {
 }
 
 // OfError returns the retry class of an error. It sees through wrapping
-// (fmt.Errorf("...: %w", st.Err())) to the first error it knows and
-// classifies it:
+// (fmt.Errorf("...: %w", st.Err())) to the first error of the chain, in the
+// order errors.As walks it, that carries a code, and classifies it:
 //
 //   - a gRPC status: by its code with Of, except that RESOURCE_EXHAUSTED is
 //     Transient when it carries a google.rpc.RetryInfo (the server says when
@@ -102,14 +102,14 @@ func OfError(err error) Class {
 			return ofStatus(se.GRPCStatus())
 		}
 	}
-	if c, ok := ofREST(err); ok {
+	s := speaker(err)
+	if s == nil {
+		return Permanent
+	}
+	if c, ok := ofREST(s); ok {
 		return c
 	}
-	var se interface{ GRPCStatus() *status.Status }
-	if errors.As(err, &se) {
-		return ofStatus(se.GRPCStatus())
-	}
-	return Permanent
+	return ofStatus(s.(grpcStatuser).GRPCStatus())
 }
 
 // ofStatus classifies a gRPC status: by its code, with the two exceptions

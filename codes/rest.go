@@ -14,22 +14,35 @@ import (
 // retryInfoType is the @type of a google.rpc.RetryInfo in a JSON error body.
 const retryInfoType = "type.googleapis.com/google.rpc.RetryInfo"
 
-// ofREST classifies the first REST error in err's chain: a *googleapi.Error,
-// or else gax's *apierror.APIError of a REST call. ok is false when err
-// holds neither (a gRPC APIError is left to the status path).
-func ofREST(err error) (c Class, ok bool) {
-	var ge *googleapi.Error
-	if errors.As(err, &ge) {
+// ofREST classifies a REST error node of an error chain: a
+// *googleapi.Error, or gax's *apierror.APIError of a REST call. ok is false
+// for any other node (a gRPC APIError is left to the status path).
+func ofREST(e error) (c Class, ok bool) {
+	if ge := restNode(e); ge != nil {
 		return ofGoogleAPI(ge), true
 	}
-	var ae *apierror.APIError
-	if errors.As(err, &ae) && ae.HTTPCode() > 0 {
+	if ae, isAPI := e.(*apierror.APIError); isAPI && ae.HTTPCode() > 0 {
 		// Without the googleapi.Error (gax keeps it unexported when it does
 		// not wrap it) the body's status is out of reach: its parsed details
 		// and the HTTP status are what is left.
 		return ofHTTP(ae.HTTPCode(), grpccodes.OK, ae.Details().RetryInfo != nil), true
 	}
 	return Permanent, false
+}
+
+// restNode returns the *googleapi.Error that node e is, or that a REST
+// *apierror.APIError node e wraps; nil otherwise.
+func restNode(e error) *googleapi.Error {
+	switch x := e.(type) {
+	case *googleapi.Error:
+		return x
+	case *apierror.APIError:
+		var ge *googleapi.Error
+		if x.HTTPCode() > 0 && errors.As(x.Unwrap(), &ge) {
+			return ge
+		}
+	}
+	return nil
 }
 
 // ofGoogleAPI classifies a REST error by its JSON body's status when it has
