@@ -73,11 +73,11 @@ func (s ConflictBackoff) delay(b Backoff, n int, r float64) time.Duration {
 	if s == DocumentedConflicts {
 		return b.Delay(n, r)
 	}
-	r = min(max(r, 0), 1)
+	r = unit(r) // min/max let a NaN through, and math.Pow(x, NaN) wraps to a negative wait
 	var w time.Duration
 	if n <= 0 {
 		lo, hi := float64(spreadFirstMin), float64(spreadFirstMax)
-		w = time.Duration(lo * math.Pow(hi/lo, r))
+		w = saturate(lo * math.Pow(hi/lo, r))
 	} else {
 		w = FullJitter(spreadLaterMax, r)
 	}
