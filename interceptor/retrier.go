@@ -138,7 +138,14 @@ func (r *Retrier) run(ctx context.Context, j *job, err error) error {
 			r.end(ctx, j, &a, n-1, waited)
 			return err
 		}
-		if serr := c.clock.Sleep(ctx, a.Wait); serr != nil {
+		serr := c.clock.Sleep(ctx, a.Wait)
+		if serr == nil {
+			// A context that ended as the wait did (the wall clock's timer
+			// and ctx.Done race in one select) ends the call as a wait it
+			// cut short: no attempt is sent after the caller cancelled.
+			serr = ctx.Err()
+		}
+		if serr != nil {
 			werr := interrupted(ctx, serr, err)
 			t := c.clock.Now()
 			waited += t.Sub(now)
