@@ -100,7 +100,9 @@ func TestAdversarialCancelDuringAndAtEndOfWait(t *testing.T) {
 			s := &script{errs: fail(grpccodes.Unavailable, 10)}
 			inv := s.realInvoker()
 			err = r.UnaryClientInterceptor()(ctx, getPolicy, nil, nil, nil,
-				func(ctx context.Context, _ string, _, _ any, _ *grpcClientConn, _ ...grpcCallOption) error { return inv(ctx) })
+				func(ctx context.Context, _ string, _, _ any, _ *grpcClientConn, _ ...grpcCallOption) error {
+					return inv(ctx)
+				})
 			if s.calls != at {
 				t.Errorf("noticed %v, cancel in wait %d: %d attempts, want %d (none after the cancellation)", noticed, at, s.calls, at)
 			}
