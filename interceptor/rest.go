@@ -172,8 +172,10 @@ func (c *restCall) retry() (*http.Response, error) {
 	if !c.mapped {
 		name = c.req.Method + " " + c.req.URL.Path
 	}
+	var start time.Time
 	if cfg.deadline > 0 && cfg.perAttempt > 0 {
-		c.retryEnd = cfg.clock.Now().Add(cfg.deadline)
+		start = cfg.clock.Now()
+		c.retryEnd = start.Add(cfg.deadline)
 	}
 	f := restFlagsOf(ctx)
 	j := &job{
@@ -186,6 +188,7 @@ func (c *restCall) retry() (*http.Response, error) {
 		safe:          c.safe,
 		floor:         c.floor,
 		again:         c.again,
+		start:         start,
 	}
 	if cfg.perAttempt > 0 {
 		j.cut = func() bool { return c.cut }
