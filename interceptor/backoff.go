@@ -22,7 +22,7 @@ type Jitter func(base time.Duration, r float64) time.Duration
 func AdditiveJitter(max time.Duration) Jitter {
 	m := float64(max)
 	return func(base time.Duration, r float64) time.Duration {
-		add := time.Duration(r * m)
+		add := saturate(r * m)
 		if add > maxDuration-base { // saturate instead of wrapping negative
 			return maxDuration
 		}
@@ -33,14 +33,18 @@ func AdditiveJitter(max time.Duration) Jitter {
 // FullJitter waits a uniform time in (0, base]: the spread is widest, which
 // best breaks up a herd, but a retry can come almost at once.
 var FullJitter Jitter = func(base time.Duration, r float64) time.Duration {
-	return time.Duration((1 - r) * float64(base))
+	w := saturate((1 - r) * float64(base))
+	if w <= 0 && base > 0 {
+		return 1 // r near 1 rounds below a nanosecond: the interval is open at 0
+	}
+	return w
 }
 
 // EqualJitter waits base/2 plus a uniform time in (0, base/2]: never less than
 // half the base, half of it spread.
 var EqualJitter Jitter = func(base time.Duration, r float64) time.Duration {
 	half := float64(base) / 2
-	return time.Duration(half + (1-r)*half)
+	return saturate(half + (1-r)*half)
 }
 
 // NoJitter waits exactly the base. Clients that failed together retry
@@ -82,7 +86,9 @@ func DefaultBackoff() Backoff {
 
 // Delay returns the wait before retry n (n = 0 for the first retry) given a
 // uniform r in [0, 1). It is a pure function: the same n and r always give the
-// same wait. The wait is never negative and never above Max (when Max > 0),
+// same wait. An r outside [0, 1) (a random source that breaks WithRandom's
+// contract: 1, negative, NaN, infinite) is clamped into it before the Jitter
+// sees it, so it can never turn the schedule into waits of 0. The wait is never negative and never above Max (when Max > 0),
 // however large n is: the base is computed in floating point and truncated
 // before it can overflow, and a negative n counts as 0. A Backoff with
 // Max <= 0 is not truncated, but still never overflows time.Duration.
@@ -108,7 +114,7 @@ func (b Backoff) Delay(n int, r float64) time.Duration {
 	if j == nil {
 		j = defaultJitter
 	}
-	w := j(base, r)
+	w := j(base, unit(r))
 	switch {
 	case w < 0:
 		return 0
@@ -116,4 +122,35 @@ func (b Backoff) Delay(n int, r float64) time.Duration {
 		return limit
 	}
 	return w
+}
+
+// belowOne is the largest float64 below 1.
+const belowOne = 1 - 1.0/(1<<53)
+
+// unit clamps a random draw into [0, 1): NaN and negatives to 0, 1 and
+// above (+Inf among them) to the largest float64 below 1.
+func unit(r float64) float64 {
+	switch {
+	case r >= 0 && r < 1:
+		return r
+	case r >= 1:
+		return belowOne
+	}
+	return 0
+}
+
+// saturate converts f nanoseconds to a Duration without wrapping: float64
+// rounds MaxInt64 up to 2^63, whose conversion to int64 is undefined (it
+// gives MinInt64 on amd64), so the largest bases came out as waits of 0.
+// NaN gives 0.
+func saturate(f float64) time.Duration {
+	switch {
+	case f >= float64(maxDuration): // 2^63
+		return maxDuration
+	case f <= math.MinInt64:
+		return math.MinInt64
+	case f != f: // NaN
+		return 0
+	}
+	return time.Duration(f)
 }

@@ -74,17 +74,11 @@ func (s ConflictBackoff) delay(b Backoff, n int, r float64) time.Duration {
 	if s == DocumentedConflicts {
 		return b.Delay(n, r)
 	}
-	// r outside [0, 1] is clamped, and NaN (a broken random source) counts
-	// as 0: converting NaN to a Duration gives the most negative one, a
-	// rerun at once reported with a negative wait.
-	if !(r >= 0) {
-		r = 0
-	}
-	r = min(r, 1)
+	r = unit(r) // min/max let a NaN through, and math.Pow(x, NaN) wraps to a negative wait
 	var w time.Duration
 	if n <= 0 {
 		lo, hi := float64(spreadFirstMin), float64(spreadFirstMax)
-		w = time.Duration(lo * math.Pow(hi/lo, r))
+		w = saturate(lo * math.Pow(hi/lo, r))
 	} else {
 		w = FullJitter(spreadLaterMax, r)
 	}

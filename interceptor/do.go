@@ -19,7 +19,10 @@ import (
 // safe-to-retry function. Do owns the retries of what f runs: the context
 // given to f is marked, and a Retrier's interceptor beneath (on the client f
 // calls) passes the failures of marked calls straight through, so retries
-// never multiply. f must pass that context on.
+// do not multiply beneath Do. f must pass that context on. Owners do not
+// yield to each other: a Do, WaitVisible or policy Updater run inside f
+// (or a Do inside a Client given to an Updater) retries on its own
+// schedule, and the attempts multiply: do not nest owners.
 //
 // Do returns nil once f succeeds, or the last error f returned, unchanged;
 // when ctx ends during a wait, an error whose gRPC code is the context's and

@@ -170,7 +170,8 @@ func (g *grpcCall) retry(ctx context.Context, err error) error {
 		j.maxAttempts = set.maxAttempts
 	}
 	if j.deadline > 0 && g.perAttempt > 0 {
-		g.retryEnd = c.clock.Now().Add(j.deadline)
+		j.start = c.clock.Now()
+		g.retryEnd = j.start.Add(j.deadline)
 	}
 	if g.perAttempt > 0 {
 		j.cut = g.wasCut

@@ -179,7 +179,10 @@ func WithMaxAttempts(n int) Option {
 // WithPerAttemptTimeout gives each attempt its own timeout: min(d, what is
 // left of the call's context and of the retry deadline). An attempt that runs
 // out of it is retried while the caller's own context lives, whatever the
-// classifier says of its error (the cut is the Retrier's own doing). 0 (the default) means none. It must not be negative.
+// classifier says of its error (the cut is the Retrier's own doing). A wait
+// that would end at the retry deadline is not started (the attempt after it
+// would have no time to reach the server): the call ends with the server's
+// last error. 0 (the default) means none. It must not be negative.
 // The timeout runs on the wall clock (it is a context deadline), and costs
 // a context and a timer per attempt, the first included.
 func WithPerAttemptTimeout(d time.Duration) Option {

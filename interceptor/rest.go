@@ -3,6 +3,7 @@ package interceptor
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"strconv"
@@ -74,6 +75,11 @@ type transport struct {
 
 // RoundTrip implements http.RoundTripper.
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.URL == nil {
+		// Malformed: nothing to map or retry; base says what is wrong
+		// (http.Transport: "http: nil Request.URL").
+		return t.base.RoundTrip(req)
+	}
 	if t.r.budget != nil {
 		t.r.budget.deposit()
 	}
@@ -172,8 +178,10 @@ func (c *restCall) retry() (*http.Response, error) {
 	if !c.mapped {
 		name = c.req.Method + " " + c.req.URL.Path
 	}
+	var start time.Time
 	if cfg.deadline > 0 && cfg.perAttempt > 0 {
-		c.retryEnd = cfg.clock.Now().Add(cfg.deadline)
+		start = cfg.clock.Now()
+		c.retryEnd = start.Add(cfg.deadline)
 	}
 	f := restFlagsOf(ctx)
 	j := &job{
@@ -186,6 +194,7 @@ func (c *restCall) retry() (*http.Response, error) {
 		safe:          c.safe,
 		floor:         c.floor,
 		again:         c.again,
+		start:         start,
 	}
 	if cfg.perAttempt > 0 {
 		j.cut = func() bool { return c.cut }
@@ -258,6 +267,9 @@ func (c *restCall) request(ctx context.Context, n int) (*http.Request, error) {
 		return c.req, nil
 	}
 	req := c.req.Clone(ctx)
+	if req.Header == nil {
+		req.Header = http.Header{} // a request built by hand; the caller's stays as it was
+	}
 	if n > 1 {
 		req.Header.Set(AttemptMetadataKey, strconv.Itoa(n-1))
 	}
@@ -351,7 +363,11 @@ func retryAfter(v string, now time.Time) (time.Duration, bool) {
 	if v == "" {
 		return 0, false
 	}
-	if s, err := strconv.ParseInt(v, 10, 64); err == nil {
+	s, err := strconv.ParseInt(v, 10, 64)
+	if errors.Is(err, strconv.ErrRange) && s > 0 {
+		return maxDuration, true // delay-seconds is 1*DIGIT: too many to count is longer than any deadline
+	}
+	if err == nil {
 		if s < 0 {
 			return 0, false
 		}

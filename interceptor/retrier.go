@@ -86,6 +86,10 @@ type job struct {
 	deadline    time.Duration
 	maxAttempts int
 	conflicts   int // conflicts so far: the index into the conflict schedule
+	// start is when the first failure was seen, when the face read the
+	// clock for it already (its per-attempt timeouts end with the retry
+	// deadline counted from it); zero: the engine reads it.
+	start time.Time
 	// cut reports whether the last attempt was cut off by the Retrier's own
 	// per-attempt timeout while the caller's context lived; nil: never.
 	cut func() bool
@@ -124,7 +128,10 @@ type job struct {
 // once more when it was retried, and recorded (end: metrics).
 func (r *Retrier) run(ctx context.Context, j *job, err error) error {
 	c := &r.cfg
-	start := c.clock.Now()
+	start := j.start
+	if start.IsZero() {
+		start = c.clock.Now()
+	}
 	now := start
 	var waited time.Duration // between attempts, for retry_delay
 	for n := 1; ; n++ {
@@ -138,7 +145,14 @@ func (r *Retrier) run(ctx context.Context, j *job, err error) error {
 			r.end(ctx, j, &a, n-1, waited)
 			return err
 		}
-		if serr := c.clock.Sleep(ctx, a.Wait); serr != nil {
+		serr := c.clock.Sleep(ctx, a.Wait)
+		if serr == nil {
+			// A context that ended as the wait did (the wall clock's timer
+			// and ctx.Done race in one select) ends the call as a wait it
+			// cut short: no attempt is sent after the caller cancelled.
+			serr = ctx.Err()
+		}
+		if serr != nil {
 			werr := interrupted(ctx, serr, err)
 			t := c.clock.Now()
 			waited += t.Sub(now)
@@ -284,8 +298,13 @@ func (r *Retrier) schedule(ctx context.Context, j *job, start, now time.Time, n 
 		}
 	}
 	end := now.Add(wait)
-	if j.deadline > 0 && end.After(start.Add(j.deadline)) {
-		return DeadlineReached
+	if j.deadline > 0 {
+		// With a per-attempt timeout (cut set) the attempt after the wait
+		// runs within the retry deadline: a wait that ends at it would
+		// leave that attempt no time at all, so it is not started either.
+		if dl := start.Add(j.deadline); end.After(dl) || (j.cut != nil && !end.Before(dl)) {
+			return DeadlineReached
+		}
 	}
 	if dl, ok := ctx.Deadline(); ok && !end.Before(dl) {
 		return ContextDeadline
