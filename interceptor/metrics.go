@@ -13,7 +13,8 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	grpccodes "google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
+
+	"github.com/iamretry/iamretry/codes"
 )
 
 // MeterName is the name of the OpenTelemetry meter the instruments are
@@ -295,7 +296,7 @@ func isIAMMixin(method string) bool {
 
 // codeIndex is code's index in the per-code arrays.
 func codeIndex(err error) int {
-	c := status.Code(err)
+	c := codes.CodeOf(err) // a REST error's own code, not gax's guess
 	if c >= numCodes {
 		return int(grpccodes.Unknown)
 	}

@@ -4,7 +4,8 @@ import (
 	"context"
 
 	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/logging"
-	"google.golang.org/grpc/status"
+
+	"github.com/iamretry/iamretry/codes"
 )
 
 // observe hands a to every observer, in order, then to the logger, then
@@ -63,7 +64,7 @@ func logAttempt(ctx context.Context, l logging.Logger, a *Attempt) {
 	}
 	l.Log(ctx, level, msg,
 		"grpc.method", a.Method,
-		"grpc.code", status.Code(a.Err).String(),
+		"grpc.code", codes.CodeOf(a.Err).String(),
 		"iamretry.attempt", a.N,
 		"iamretry.class", a.Class.String(),
 		"iamretry.reason", a.Reason.String(),

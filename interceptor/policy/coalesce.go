@@ -270,7 +270,7 @@ func splittable(err error) bool {
 	if codes.OfError(err) != codes.Permanent {
 		return false
 	}
-	switch status.Code(err) {
+	switch codes.CodeOf(err) { // a REST error's own code, not gax's guess from the HTTP status
 	case grpccodes.InvalidArgument, grpccodes.FailedPrecondition:
 		return true
 	}

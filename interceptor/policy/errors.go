@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/googleapis/gax-go/v2/apierror"
 	grpccodes "google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/iamretry/iamretry/codes"
 )
 
 // MaxPrincipals is the most member entries an IAM policy may hold, counted
@@ -44,6 +47,23 @@ func (e *updateError) Error() string {
 }
 
 func (e *updateError) Unwrap() error { return e.err }
+
+// GRPCStatus gives the error its cause's status with the whole message, so
+// that status.Code(err) is the cause's code also when the cause is a REST
+// error (a discovery client's *googleapi.Error, or a GAPIC REST client's
+// APIError, whose own status only guesses from the HTTP status): then the
+// code is the one its JSON body names (codes.CodeOf).
+func (e *updateError) GRPCStatus() *status.Status {
+	var se interface{ GRPCStatus() *status.Status }
+	if errors.As(e.err, &se) {
+		if ae, ok := se.(*apierror.APIError); !ok || ae.HTTPCode() <= 0 {
+			p := se.GRPCStatus().Proto()
+			p.Message = e.Error()
+			return status.FromProto(p)
+		}
+	}
+	return status.New(codes.CodeOf(e.err), e.Error())
+}
 
 // mutationError is the failure of a caller's own Mutation.
 type mutationError struct {

@@ -23,8 +23,7 @@ import (
 // missingMember reports whether err is SetIamPolicy's refusal of a member
 // that does not exist (yet).
 func missingMember(err error) bool {
-	s, ok := status.FromError(err)
-	return ok && s.Code() == grpccodes.InvalidArgument && strings.Contains(s.Message(), "does not exist")
+	return codes.CodeOf(err) == grpccodes.InvalidArgument && strings.Contains(err.Error(), "does not exist")
 }
 
 // notVisibleError is that refusal as the read-modify-write returns it to

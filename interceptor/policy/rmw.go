@@ -142,7 +142,7 @@ func (t *rmw) attempt(ctx context.Context) error {
 		t.u.countWrite(t.u.r, ctx)
 		written, err := c.SetIamPolicy(ctx, writeRequest(t.resource, read, work), noGAXRetry)
 		if err != nil {
-			if status.Code(err) == grpccodes.FailedPrecondition {
+			if codes.CodeOf(err) == grpccodes.FailedPrecondition {
 				return t.judgePrecondition(ctx, read, err)
 			}
 			if missingMember(err) {
