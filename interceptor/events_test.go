@@ -112,7 +112,7 @@ func sameKVs(kvs []attribute.KeyValue, want map[string]string) bool {
 		return false
 	}
 	for _, kv := range kvs {
-		if want[string(kv.Key)] != kv.Value.Emit() {
+		if want[string(kv.Key)] != kv.Value.String() {
 			return false
 		}
 	}

@@ -60,7 +60,7 @@ func (m *meterRig) collect() map[string]metricdata.Metrics {
 func attrs(s attribute.Set) map[string]string {
 	out := map[string]string{}
 	for _, kv := range s.ToSlice() {
-		out[string(kv.Key)] = kv.Value.Emit()
+		out[string(kv.Key)] = kv.Value.String()
 	}
 	return out
 }

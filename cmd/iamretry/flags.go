@@ -97,14 +97,6 @@ func checkNonNegative(flagName string, d time.Duration) error {
 	return nil
 }
 
-// checkPositive validates a duration flag that must be > 0.
-func checkPositive(flagName string, d time.Duration) error {
-	if d <= 0 {
-		return usagef("--%s %v: must be greater than 0", flagName, d)
-	}
-	return nil
-}
-
 // checkResource validates a relative IAM resource name such as
 // "projects/my-project" or "projects/p/serviceAccounts/sa@p.iam.gserviceaccount.com":
 // collection/id pairs separated by slashes.

@@ -73,7 +73,7 @@ func (m *demoMeter) collect(ctx context.Context) (metricsEvent, error) {
 func attrMap(s attribute.Set) map[string]string {
 	out := make(map[string]string, s.Len())
 	for _, kv := range s.ToSlice() {
-		out[string(kv.Key)] = kv.Value.Emit()
+		out[string(kv.Key)] = kv.Value.String()
 	}
 	return out
 }

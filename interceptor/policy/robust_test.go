@@ -38,13 +38,6 @@ func TestNewUpdaterRefusesInapplicableOptions(t *testing.T) {
 	}
 }
 
-// two is a pair of Updates of one resource run as one batch: the first
-// read of the Updater is held until both are queued behind it.
-type two struct {
-	x    *held
-	a, b chan any // each caller's panic value, or its result
-}
-
 // caller runs an Update on its own goroutine and sends what became of it:
 // the recovered panic, "goexit", or a result.
 func caller(u *policy.Updater, ctx context.Context, m policy.Mutation) chan any {
