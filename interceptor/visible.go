@@ -78,6 +78,7 @@ type UnconfirmedError struct {
 	Want  int    // consecutive good reads wanted (ConsecutiveReads)
 }
 
+// Error says how many consecutive good reads were made of how many wanted.
 func (e *UnconfirmedError) Error() string {
 	return fmt.Sprintf("iamretry: WaitVisible(%s): %d of %d consecutive good reads; not confirmed visible yet", e.Name, e.Reads, e.Want)
 }
