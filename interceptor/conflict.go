@@ -67,10 +67,12 @@ const (
 // default (for DocumentedConflicts) and caps every wait at its
 // maximum_backoff.
 func (s ConflictBackoff) Delay(n int, r float64) time.Duration {
-	return s.delay(DefaultBackoff(), n, r)
+	return s.delay(DefaultBackoff(), n, 0, r)
 }
 
-func (s ConflictBackoff) delay(b Backoff, n int, r float64) time.Duration {
+// delay is the wait before the rerun that follows conflict n, on Backoff b,
+// when the call's first conflict was since ago.
+func (s ConflictBackoff) delay(b Backoff, n int, since time.Duration, r float64) time.Duration {
 	if s == DocumentedConflicts {
 		return b.Delay(n, r)
 	}
