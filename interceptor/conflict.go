@@ -15,12 +15,16 @@ type ConflictBackoff uint8
 
 const (
 	// SpreadConflicts is the Updater's default. The first rerun after a
-	// conflict waits a log-uniform time in [50 ms, 30 s) (median 1.22 s,
-	// below the documented schedule's 1.5 s; a sixth of the waits are over
-	// 10 s, which is what thins out a herd of a hundred writers); each later one
-	// waits a uniform time in (0, 15 s] (full jitter, truncated: the
-	// exponential base is at its cap at once). No wait is longer than the
-	// Retrier's maximum_backoff.
+	// conflict waits a log-uniform time in [80 ms, 18 s) (median 1.2 s,
+	// below the documented schedule's 1.5 s; a quarter of the waits are over
+	// 5 s, which is what thins out a herd of a hundred writers). Each later
+	// rerun waits a uniform time in (0, W] (full jitter) whose window W aims
+	// at the end of the contention: W is what is left of the 27 s after the
+	// call's first conflict, and at least 1 s. So a writer that conflicted
+	// early spreads its rerun over most of that span, where the first waits
+	// of the others are thin, and one still conflicting late reruns soon:
+	// under the contention of two hundred writers all land within 30 s. No
+	// wait is longer than the Retrier's maximum_backoff.
 	//
 	// It was chosen by simulation (internal/herd, `iamretry simulate
 	// --contention`) and checked with separate Updaters over the fake: with
@@ -30,7 +34,7 @@ const (
 	// apart at its first conflict (etags are opaque), so the first wait is
 	// heavy-tailed: most callers rerun within a few seconds, some wait long,
 	// and the herd thins out. The README's contention table gives the
-	// figures beside the documented schedule's.
+	// figures beside the documented schedule's, and the schedules tried.
 	SpreadConflicts ConflictBackoff = iota
 	// DocumentedConflicts reruns after a conflict on the Retrier's Backoff,
 	// exactly as a transient failure is retried (n counts every failed
@@ -54,23 +58,35 @@ func (s ConflictBackoff) String() string {
 
 // The SpreadConflicts schedule.
 const (
-	spreadFirstMin = 50 * time.Millisecond // the first rerun's shortest wait
-	spreadFirstMax = 30 * time.Second      // and its longest
-	spreadLaterMax = 15 * time.Second      // later reruns wait (0, this]
+	spreadFirstMin   = 80 * time.Millisecond // the first rerun's shortest wait
+	spreadFirstMax   = 18 * time.Second      // and its longest
+	spreadHorizon    = 27 * time.Second      // later reruns aim to end by this long after the first conflict
+	spreadLaterFloor = time.Second           // but wait up to at least this
 )
 
 // Delay returns the wait before the rerun that follows conflict n (n = 0
 // for a call's first conflict) given a uniform r in [0, 1), on the default
-// Backoff: DocumentedConflicts gives DefaultBackoff().Delay(n, r). It is a
-// pure function, and never negative: an r outside [0, 1) is clamped (NaN
-// counts as 0). An Updater uses its Retrier's Backoff instead of the
-// default (for DocumentedConflicts) and caps every wait at its
-// maximum_backoff.
+// Backoff, when the first conflict was just now: it is DelayAfter(n, 0, r).
 func (s ConflictBackoff) Delay(n int, r float64) time.Duration {
-	return s.delay(DefaultBackoff(), n, r)
+	return s.delay(DefaultBackoff(), n, 0, r)
 }
 
-func (s ConflictBackoff) delay(b Backoff, n int, r float64) time.Duration {
+// DelayAfter returns the wait before the rerun that follows conflict n (n =
+// 0 for a call's first conflict) given a uniform r in [0, 1), on the default
+// Backoff, when the call's first conflict was since ago (an Updater counts
+// it on its Retrier's clock). DocumentedConflicts gives
+// DefaultBackoff().Delay(n, r) whatever since is. It is a pure function,
+// and never negative: an r outside [0, 1) is clamped (NaN counts as 0), a
+// negative since counts as 0. An Updater uses its Retrier's Backoff instead
+// of the default (for DocumentedConflicts) and caps every wait at its
+// maximum_backoff.
+func (s ConflictBackoff) DelayAfter(n int, since time.Duration, r float64) time.Duration {
+	return s.delay(DefaultBackoff(), n, since, r)
+}
+
+// delay is the wait before the rerun that follows conflict n, on Backoff b,
+// when the call's first conflict was since ago.
+func (s ConflictBackoff) delay(b Backoff, n int, since time.Duration, r float64) time.Duration {
 	if s == DocumentedConflicts {
 		return b.Delay(n, r)
 	}
@@ -80,7 +96,7 @@ func (s ConflictBackoff) delay(b Backoff, n int, r float64) time.Duration {
 		lo, hi := float64(spreadFirstMin), float64(spreadFirstMax)
 		w = saturate(lo * math.Pow(hi/lo, r))
 	} else {
-		w = FullJitter(spreadLaterMax, r)
+		w = FullJitter(max(spreadLaterFloor, spreadHorizon-max(since, 0)), r)
 	}
 	if b.Max > 0 && w > b.Max {
 		w = b.Max

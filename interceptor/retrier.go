@@ -86,6 +86,9 @@ type job struct {
 	deadline    time.Duration
 	maxAttempts int
 	conflicts   int // conflicts so far: the index into the conflict schedule
+	// firstConflict is when the call's first conflict was seen (the
+	// conflict schedule counts from it); zero before it.
+	firstConflict time.Time
 	// start is when the first failure was seen, when the face read the
 	// clock for it already (its per-attempt timeouts end with the retry
 	// deadline counted from it); zero: the engine reads it.
@@ -274,7 +277,10 @@ func (r *Retrier) schedule(ctx context.Context, j *job, start, now time.Time, n 
 	} else if a.Class == codes.Conflict && c.conflict != DocumentedConflicts {
 		// Reruns after a concurrent change have their own schedule, counted
 		// in conflicts; transient retries keep the documented formula.
-		wait = c.conflict.delay(c.backoff, j.conflicts, c.random())
+		if j.conflicts == 0 {
+			j.firstConflict = now
+		}
+		wait = c.conflict.delay(c.backoff, j.conflicts, now.Sub(j.firstConflict), c.random())
 		j.conflicts++
 	} else {
 		wait = c.backoff.Delay(n-1, c.random())

@@ -34,8 +34,9 @@ read-modify-write on ONE IAM policy, where a write with a stale etag fails
 ABORTED and the whole read-modify-write is rerun (clients default to 100
 there), with the Updater's default conflict schedule too:
 
-  spread       first rerun: a log-uniform wait in [50 ms, 30 s); later
-               ones: a uniform wait in (0, 15 s]  (interceptor.SpreadConflicts)
+  spread       first rerun: a log-uniform wait in [80 ms, 18 s); later
+               ones: a uniform wait in (0, W], W what is left of 27 s after
+               the first conflict, at least 1 s  (interceptor.SpreadConflicts)
  Time is virtual and the result is the same for the same --seed.
 --plot draws calls per 100 ms over time, one line per strategy.`
 
@@ -145,8 +146,10 @@ func strategies(maxBackoff time.Duration) []herd.Strategy {
 func conflictStrategies(maxBackoff time.Duration) []herd.Strategy {
 	spread := interceptor.SpreadConflicts
 	return append([]herd.Strategy{{
-		Name:  "spread (default)",
-		Delay: func(n int, r float64) time.Duration { return min(spread.Delay(n, r), maxBackoff) },
+		Name: "spread (default)",
+		After: func(n int, since time.Duration, r float64) time.Duration {
+			return min(spread.DelayAfter(n, since, r), maxBackoff)
+		},
 	}}, strategies(maxBackoff)...)
 }
 

@@ -24,8 +24,10 @@ func TestConflictSchedule(t *testing.T) {
 		want []time.Duration
 	}{
 		// conflict 0: the log-uniform median; UNAVAILABLE on attempt 2: 2s
-		// + 0.5s; conflict 1: half of 15s.
-		{nil, []time.Duration{interceptor.SpreadConflicts.Delay(0, 0.5), 2500 * time.Millisecond, 7500 * time.Millisecond}},
+		// + 0.5s; conflict 1: half of what is left of 27 s after the first
+		// conflict (the clock moved by the two waits since).
+		{nil, []time.Duration{interceptor.SpreadConflicts.Delay(0, 0.5), 2500 * time.Millisecond,
+			interceptor.SpreadConflicts.DelayAfter(1, interceptor.SpreadConflicts.Delay(0, 0.5)+2500*time.Millisecond, 0.5)}},
 		{[]interceptor.Option{interceptor.WithConflictBackoff(interceptor.DocumentedConflicts)},
 			[]time.Duration{1500 * time.Millisecond, 2500 * time.Millisecond, 4500 * time.Millisecond}},
 		// maximum_backoff caps the conflict waits too.

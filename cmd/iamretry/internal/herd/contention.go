@@ -100,7 +100,8 @@ type rmwClient struct {
 // policy's etag), and Service later its write with that etag arrives: it
 // lands if no other write landed in between, and bumps the etag; otherwise
 // it fails with ABORTED and the client waits s.Delay(n, r) for its n-th
-// conflict (n from 0) and reruns the whole read-modify-write, unless the wait
+// conflict (n from 0; s.After(n, time since its first conflict, r) when
+// set) and reruns the whole read-modify-write, unless the wait
 // would end more than Deadline after its first conflict, in which case it
 // gives up. Events at the same instant are handled in the order they were
 // scheduled.
@@ -173,7 +174,7 @@ func simulateContention(ctx context.Context, cfg ContentionConfig, s Strategy) (
 		if n == 0 {
 			c.firstFail = t
 		}
-		wait := s.Delay(n, c.rng.Float64())
+		wait := s.delay(n, t-c.firstFail, c.rng.Float64())
 		if wait < 0 {
 			return ContentionResult{}, nil, fmt.Errorf("herd: strategy %q returned a negative delay %v for retry %d", s.Name, wait, n)
 		}

@@ -138,3 +138,32 @@ func BenchmarkSimulateContention100(b *testing.B) {
 		}
 	}
 }
+
+// TestContentionAfterSeesTimeSinceFirstConflict: a strategy's After is used
+// instead of Delay and is given the time since the client's first conflict.
+// The case of TestContentionByHand: 3 clients read at 0; at 50 ms one lands
+// and two conflict (since 0); both rerun 1 s later, one lands at 1.1 s and
+// the other conflicts again, 1.05 s after its first conflict.
+func TestContentionAfterSeesTimeSinceFirstConflict(t *testing.T) {
+	type call struct {
+		n     int
+		since time.Duration
+	}
+	var calls []call
+	s := Strategy{Name: "after", Delay: func(int, float64) time.Duration { t.Error("Delay called; want After"); return time.Second },
+		After: func(n int, since time.Duration, _ float64) time.Duration {
+			calls = append(calls, call{n, since})
+			return time.Second
+		}}
+	r, err := SimulateContention(context.Background(), ContentionConfig{Clients: 3}, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []call{{0, 0}, {0, 0}, {1, 1050 * time.Millisecond}}
+	if !reflect.DeepEqual(calls, want) || r.AllLanded != 2150*time.Millisecond {
+		t.Errorf("After called with %v, all landed %v; want %v, 2.15s", calls, r.AllLanded, want)
+	}
+	if _, err := SimulateContention(context.Background(), ContentionConfig{Clients: 2}, Strategy{Name: "after only", After: s.After}); err != nil {
+		t.Errorf("a strategy with After alone: %v", err)
+	}
+}

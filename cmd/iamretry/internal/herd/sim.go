@@ -38,16 +38,28 @@ type Strategy struct {
 	// stream. It must not return a negative duration. It is called once per
 	// failure, in virtual-time order, from one goroutine.
 	Delay func(n int, r float64) time.Duration
+	// After, when set, is used instead of Delay, for a strategy that also
+	// looks at how long ago the client's first failure was (since >= 0):
+	// the same contract otherwise.
+	After func(n int, since time.Duration, r float64) time.Duration
 }
 
 func (s Strategy) validate() error {
 	if s.Name == "" {
 		return errors.New("herd: Strategy.Name is empty")
 	}
-	if s.Delay == nil {
+	if s.Delay == nil && s.After == nil {
 		return fmt.Errorf("herd: strategy %q has no Delay function", s.Name)
 	}
 	return nil
+}
+
+// delay is the wait before retry n, the client's first failure since ago.
+func (s Strategy) delay(n int, since time.Duration, r float64) time.Duration {
+	if s.After != nil {
+		return s.After(n, since, r)
+	}
+	return s.Delay(n, r)
 }
 
 // Config describes a thundering-herd scenario for [Simulate]. The zero value
@@ -133,7 +145,8 @@ type herdClient struct {
 // by strategy s, and returns what the server saw. The server: a call at time
 // t fails if t < Outage or if t's tick has already taken Capacity calls;
 // otherwise it succeeds. A client: calls; on its n-th failure (n from 0) it
-// draws r, computes wait = s.Delay(n, r) and calls again after the wait,
+// draws r, computes wait = s.Delay(n, r) (or s.After(n, time since its
+// first failure, r)) and calls again after the wait,
 // unless the wait would end more than Deadline after its first failure, in
 // which case it gives up at once. Calls at the same instant are served in the
 // order they were scheduled.
@@ -199,7 +212,7 @@ func Simulate(ctx context.Context, cfg Config, s Strategy) (Result, error) {
 			c.firstFail = t
 		}
 		n := c.calls - 1
-		wait := s.Delay(n, c.rng.Float64())
+		wait := s.delay(n, t-c.firstFail, c.rng.Float64())
 		if wait < 0 {
 			return Result{}, fmt.Errorf("herd: strategy %q returned a negative delay %v for retry %d", s.Name, wait, n)
 		}
