@@ -68,7 +68,7 @@ const (
 // for a call's first conflict) given a uniform r in [0, 1), on the default
 // Backoff, when the first conflict was just now: it is DelayAfter(n, 0, r).
 func (s ConflictBackoff) Delay(n int, r float64) time.Duration {
-	return s.delay(DefaultBackoff(), n, 0, r)
+	return s.delay(DefaultBackoff(), n, 0, r, 0)
 }
 
 // DelayAfter returns the wait before the rerun that follows conflict n (n =
@@ -81,22 +81,36 @@ func (s ConflictBackoff) Delay(n int, r float64) time.Duration {
 // of the default (for DocumentedConflicts) and caps every wait at its
 // maximum_backoff.
 func (s ConflictBackoff) DelayAfter(n int, since time.Duration, r float64) time.Duration {
-	return s.delay(DefaultBackoff(), n, since, r)
+	return s.delay(DefaultBackoff(), n, since, r, 0)
 }
 
 // delay is the wait before the rerun that follows conflict n, on Backoff b,
-// when the call's first conflict was since ago.
-func (s ConflictBackoff) delay(b Backoff, n int, since time.Duration, r float64) time.Duration {
+// when the call's first conflict was since ago. room, when > 0, is the time
+// left before the call's earlier deadline (its retry deadline or its
+// context's): SpreadConflicts then draws its wait within 90% of it (the
+// rest is for the rerun itself), so that a deadline shorter than the
+// schedule's windows spreads the reruns over the time there is instead of
+// ending the call with a wait that would not fit, which would lose the
+// change. The documented schedule is left as it is.
+func (s ConflictBackoff) delay(b Backoff, n int, since time.Duration, r float64, room time.Duration) time.Duration {
 	if s == DocumentedConflicts {
 		return b.Delay(n, r)
 	}
 	r = unit(r) // min/max let a NaN through, and math.Pow(x, NaN) wraps to a negative wait
+	fit := maxDuration
+	if room > 0 {
+		fit = room - room/10
+	}
 	var w time.Duration
 	if n <= 0 {
-		lo, hi := float64(spreadFirstMin), float64(spreadFirstMax)
-		w = saturate(lo * math.Pow(hi/lo, r))
+		lo, hi := spreadFirstMin, min(spreadFirstMax, fit)
+		if hi > lo {
+			w = saturate(float64(lo) * math.Pow(float64(hi)/float64(lo), r))
+		} else {
+			w = FullJitter(hi, r)
+		}
 	} else {
-		w = FullJitter(max(spreadLaterFloor, spreadHorizon-max(since, 0)), r)
+		w = FullJitter(min(max(spreadLaterFloor, spreadHorizon-max(since, 0)), fit), r)
 	}
 	if b.Max > 0 && w > b.Max {
 		w = b.Max

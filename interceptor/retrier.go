@@ -259,6 +259,20 @@ func (r *Retrier) decide(ctx context.Context, j *job, err error) (codes.Class, R
 	return class, Retry
 }
 
+// room is the time left at now before j's earlier deadline: its retry
+// deadline (counted from start) or its context's; maxDuration when it has
+// neither.
+func (j *job) room(ctx context.Context, start, now time.Time) time.Duration {
+	r := maxDuration
+	if j.deadline > 0 {
+		r = min(r, start.Add(j.deadline).Sub(now))
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		r = min(r, dl.Sub(now))
+	}
+	return r
+}
+
 // schedule picks the wait before attempt n+1 and checks it against the
 // attempt cap and both deadlines. It fills a.Wait and a.Retrying when the
 // wait may be started; a wait that would end after a deadline is never
@@ -280,7 +294,7 @@ func (r *Retrier) schedule(ctx context.Context, j *job, start, now time.Time, n 
 		if j.conflicts == 0 {
 			j.firstConflict = now
 		}
-		wait = c.conflict.delay(c.backoff, j.conflicts, now.Sub(j.firstConflict), c.random())
+		wait = c.conflict.delay(c.backoff, j.conflicts, now.Sub(j.firstConflict), c.random(), j.room(ctx, start, now))
 		j.conflicts++
 	} else {
 		wait = c.backoff.Delay(n-1, c.random())

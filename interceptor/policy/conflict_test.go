@@ -69,3 +69,36 @@ func TestNewUpdaterTakesConflictBackoff(t *testing.T) {
 		t.Fatal("unknown schedule accepted")
 	}
 }
+
+// TestConflictWaitsFitAShortDeadline: with a retry deadline shorter than
+// SpreadConflicts' windows (the first rerun may wait up to 18 s), the reruns
+// are drawn within the time left before the deadline instead of ending the
+// call with a wait that would not fit: the change lands, every wait within
+// the deadline. (Before, a draw near the top of the first window ended the
+// call at its first conflict, and the change was lost.)
+func TestConflictWaitsFitAShortDeadline(t *testing.T) {
+	e := newEnv(t)
+	h := &hookClient{Client: e.client}
+	h.beforeSet = func(_ context.Context, n int, _ *iampb.SetIamPolicyRequest) error {
+		if n <= 3 { // a concurrent writer commits first, three times
+			e.srv.SeedPolicy(res, &iampb.Policy{Bindings: []*iampb.Binding{
+				{Role: "roles/editor", Members: []string{"user:other@example.com"}}}})
+		}
+		return nil
+	}
+	const deadline = 5 * time.Second
+	u, clk := updater(t, h, interceptor.WithDeadline(deadline), interceptor.WithRandom(func() float64 { return 0.99 }))
+	start := clk.Now()
+	if _, err := u.Update(context.Background(), res, policy.AddBinding("roles/viewer", "user:a@example.com")); err != nil {
+		t.Fatalf("3 conflicts within a 5 s deadline: %v; want the change to land", err)
+	}
+	if d := clk.Since(start); d >= deadline {
+		t.Fatalf("landed after %v, past the %v deadline", d, deadline)
+	}
+	if w := clk.Sleeps(); len(w) != 3 {
+		t.Fatalf("waits %v, want 3 (one per conflict)", w)
+	}
+	if e.sets() != 4 {
+		t.Fatalf("%d writes, want 4", e.sets())
+	}
+}
