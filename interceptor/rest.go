@@ -62,6 +62,7 @@ import (
 // and the last attempt's *googleapi.Error. With WithPerAttemptTimeout each
 // attempt runs under that timeout until its response body is closed.
 func (r *Retrier) RoundTripper(base http.RoundTripper) http.RoundTripper {
+	r.mustBeBuilt("Retrier.RoundTripper")
 	if base == nil {
 		base = http.DefaultTransport
 	}
