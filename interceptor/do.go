@@ -28,6 +28,7 @@ import (
 // when ctx ends during a wait, an error whose gRPC code is the context's and
 // that wraps f's last error. A nil f is refused with an error.
 func (r *Retrier) Do(ctx context.Context, name string, f func(context.Context) error) error {
+	r.mustBeBuilt("Retrier.Do")
 	if f == nil {
 		return errors.New("iamretry: Retrier.Do(" + name + "): f is nil")
 	}

@@ -27,6 +27,7 @@ const AttemptMetadataKey = retry.AttemptMetadataKey
 // unchanged, so status.Code(err) is what the last attempt got. The invoker is
 // called at most once per attempt.
 func (r *Retrier) UnaryClientInterceptor() grpc.UnaryClientInterceptor {
+	r.mustBeBuilt("Retrier.UnaryClientInterceptor")
 	return r.intercept
 }
 

@@ -62,6 +62,7 @@ import (
 // and the last attempt's *googleapi.Error. With WithPerAttemptTimeout each
 // attempt runs under that timeout until its response body is closed.
 func (r *Retrier) RoundTripper(base http.RoundTripper) http.RoundTripper {
+	r.mustBeBuilt("Retrier.RoundTripper")
 	if base == nil {
 		base = http.DefaultTransport
 	}
@@ -199,7 +200,20 @@ func (c *restCall) retry() (*http.Response, error) {
 	if cfg.perAttempt > 0 {
 		j.cut = func() bool { return c.cut }
 	}
+	// A panic or runtime.Goexit in user code the engine calls (an
+	// observer, a logger, a classifier, the clock, base) unwinds through
+	// here: the last response is released on the way (closed, not drained:
+	// nothing more is read while unwinding). No recover: the panic goes on
+	// as it was, with its stack.
+	ended := false
+	defer func() {
+		if !ended && c.last != nil {
+			_ = c.last.Body.Close()
+			c.last = nil
+		}
+	}()
 	err := c.t.r.run(ctx, j, c.lastErr)
+	ended = true
 	switch {
 	case err == nil || (err == c.lastErr && c.last != nil):
 		return c.last, nil // the last response, as it came
@@ -245,18 +259,26 @@ func (c *restCall) attempt(ctx context.Context, n int, d time.Duration) error {
 		return c.absorb(c.t.base.RoundTrip(req))
 	}
 	actx, cancel := context.WithTimeout(ctx, d)
+	// The attempt's context is cancelled here unless its response body
+	// takes it over, also when base panics or calls runtime.Goexit (no
+	// recover: the panic goes on as it was).
+	handed := false
+	defer func() {
+		if !handed {
+			cancel()
+		}
+	}()
 	req, err := c.request(actx, n)
 	if err != nil {
-		cancel()
 		return c.absorb(nil, err)
 	}
 	resp, err := c.t.base.RoundTrip(req)
 	if err != nil {
 		c.cut = actx.Err() == context.DeadlineExceeded && ctx.Err() == nil
-		cancel()
 		return c.absorb(nil, err)
 	}
 	resp.Body = &cancelBody{ReadCloser: resp.Body, cancel: cancel}
+	handed = true
 	return c.absorb(resp, nil)
 }
 

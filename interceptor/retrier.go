@@ -15,6 +15,15 @@ import (
 // Retrier retries failed IAM calls with truncated exponential backoff with
 // jitter. It is immutable once built and safe for concurrent use by any
 // number of calls; build one per client (or per process) and share it.
+//
+// Build it with New: the zero Retrier is not usable. Unlike a sync.Mutex, a
+// Retrier holds state its calls share (the retry budget, the instruments)
+// and a configuration New checks once; a zero value that quietly became
+// New() would have to set that up on first use and check on every call.
+// So each method of a Retrier not built by New (a zero value, &Retrier{},
+// a nil *Retrier) panics at once, when called, with a message that names
+// the method and says to use interceptor.New; WaitVisible refuses one with
+// an error, as it refuses a nil Retrier.
 type Retrier struct {
 	cfg    config
 	budget *budget  // nil: no budget
@@ -65,7 +74,21 @@ func build(forUpdater bool, opts []Option) (*Retrier, error) {
 }
 
 // Backoff returns the Retrier's backoff schedule.
-func (r *Retrier) Backoff() Backoff { return r.cfg.backoff }
+func (r *Retrier) Backoff() Backoff {
+	r.mustBeBuilt("Retrier.Backoff")
+	return r.cfg.backoff
+}
+
+// built reports whether r was built by New (or a face's build): only such
+// a Retrier has a clock, since New refuses a nil one.
+func (r *Retrier) built() bool { return r != nil && r.cfg.clock != nil }
+
+// mustBeBuilt panics, naming method, unless r was built by New.
+func (r *Retrier) mustBeBuilt(method string) {
+	if !r.built() {
+		panic("iamretry: " + method + " on a Retrier not built by interceptor.New (a zero or nil Retrier has no schedule, clock, classifier or budget): build it with interceptor.New")
+	}
+}
 
 // job is one operation the engine retries, whichever face it came through:
 // a gRPC call (interceptor.go), a function given to Do (do.go), or a

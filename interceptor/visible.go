@@ -125,9 +125,9 @@ func (e *UnconfirmedError) Error() string {
 // during a wait, an error whose gRPC code is the context's and that wraps
 // one of those. Observers see each read that did not end the wait (a good
 // one with an *UnconfirmedError) and the final report, Method name; the
-// metrics count the call as Do's. A nil r or read, a nil option, invalid
-// values, and a count of reads above r's WithMaxAttempts are refused with
-// an error naming them, before any read.
+// metrics count the call as Do's. A nil r or one not built by New, a nil
+// read, a nil option, invalid values, and a count of reads above r's
+// WithMaxAttempts are refused with an error naming them, before any read.
 func WaitVisible[T any](ctx context.Context, r *Retrier, name string, read func(context.Context) (T, error), opts ...VisibleOption) (T, error) {
 	var zero T
 	c := visibleConfig{reads: DefaultConsecutiveReads, pdRetries: DefaultPermissionDeniedRetries}
@@ -140,6 +140,8 @@ func WaitVisible[T any](ctx context.Context, r *Retrier, name string, read func(
 	}
 	if r == nil {
 		c.errs = append(c.errs, errors.New("the Retrier is nil"))
+	} else if !r.built() {
+		c.errs = append(c.errs, errors.New("the Retrier was not built by interceptor.New (a zero Retrier): build it with interceptor.New"))
 	}
 	if read == nil {
 		c.errs = append(c.errs, errors.New("read is nil"))

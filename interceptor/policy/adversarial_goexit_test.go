@@ -1,0 +1,79 @@
+package policy_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/logging"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	iamcodes "github.com/iamretry/iamretry/codes"
+	"github.com/iamretry/iamretry/interceptor"
+	"github.com/iamretry/iamretry/interceptor/policy"
+	"github.com/iamretry/iamretry/internal/fakeiam"
+)
+
+// TestAdversarialGoexitInLoggerOrClassifier runs its checks in a child
+// process (a hang or a dead committer there cannot take this test binary
+// down): runtime.Goexit (a t.FailNow) in a logger or a classifier handed
+// to NewUpdater ends no caller's goroutine but the read-modify-write's:
+// the caller gets an INTERNAL error by its deadline, and a later Update of
+// the resource works (nothing wedged).
+func TestAdversarialGoexitInLoggerOrClassifier(t *testing.T) {
+	if os.Getenv("IAMRETRY_GOEXIT_HOOK_CHILD") == "1" {
+		goexitHookChild(t)
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestAdversarialGoexitInLoggerOrClassifier$", "-test.v", "-test.timeout=60s")
+	cmd.Env = append(os.Environ(), "IAMRETRY_GOEXIT_HOOK_CHILD=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "goexit hook child: ok") {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+}
+
+func goexitHookChild(t *testing.T) {
+	for _, source := range []string{"logger", "classifier"} {
+		e := newEnv(t)
+		var armed atomic.Bool
+		var opt interceptor.Option
+		switch source {
+		case "logger":
+			opt = interceptor.WithLogger(logging.LoggerFunc(func(context.Context, logging.Level, string, ...any) {
+				if armed.CompareAndSwap(true, false) {
+					goexit()
+				}
+			}))
+		case "classifier":
+			opt = interceptor.WithClassifier(func(_ string, err error) iamcodes.Class {
+				if armed.CompareAndSwap(true, false) {
+					goexit()
+				}
+				return iamcodes.OfError(err)
+			})
+		}
+		u, _ := updater(t, e.client, opt)
+		armed.Store(true)
+		e.srv.FailNext(fakeiam.MethodGetIamPolicy, 1, codes.Unavailable)
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		r := <-caller(u, ctx, policy.AddBinding("roles/viewer", "user:a@example.com"))
+		if res0, ok := r.(result); !ok || status.Code(res0.err) != codes.Internal {
+			t.Fatalf("%s: the caller got %v, want an INTERNAL error", source, r)
+		}
+		if _, err := u.Update(ctx, res, policy.AddBinding("roles/viewer", "user:later@example.com")); err != nil {
+			t.Fatalf("%s: a later update: %v", source, err)
+		}
+		if m := members(e.srv.Policy(res), ""); m["user:later@example.com"] != 1 {
+			t.Fatalf("%s: stored %v", source, m)
+		}
+		cancel()
+	}
+	fmt.Println("goexit hook child: ok")
+}
