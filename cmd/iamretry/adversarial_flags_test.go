@@ -6,10 +6,11 @@ import (
 )
 
 // Flag extremes of policy, fake-server and simulate: each is a usage error
-// (exit 2) that names the flag, never a panic or a silent default. (Held.
-// Not covered here, left open: repeated --resource/--role/--member are
-// taken last-wins without a word; simulate --seeds without --contention is
-// ignored; policy --deadline 0 retries until --timeout.)
+// (exit 2) that names the flag, never a panic or a silent default: a flag
+// given twice (the flag package would keep the last one without a word, and
+// add-binding would grant only the second member) and simulate --seeds
+// without --contention (it would be ignored) included. policy --deadline 0
+// is no retry deadline of its own: --timeout or Ctrl-C end the command.
 func TestAdversarialFlagExtremes(t *testing.T) {
 	pol := []string{"--endpoint", "127.0.0.1:9", "--insecure"}
 	add := []string{"policy", "add-binding", "--resource", "projects/p", "--role", "roles/viewer", "--member", "user:a@example.com"}
@@ -38,6 +39,11 @@ func TestAdversarialFlagExtremes(t *testing.T) {
 		{[]string{"simulate", "--seeds", "0"}, "--seeds"},
 		{[]string{"simulate", "--seeds", "1001", "--contention"}, "--seeds"},
 		{[]string{"simulate", "--max-backoff", "-1s"}, "--max-backoff"},
+		{append(append([]string{}, add...), append([]string{"--member", "user:b@example.com"}, pol...)...), "-member"},
+		{append(append([]string{}, add...), append([]string{"--resource", "projects/q"}, pol...)...), "-resource"},
+		{append([]string{"policy", "get", "--resource", "projects/p", "--insecure"}, pol...), "flag insecure: given more than once"},
+		{[]string{"fake-server", "--fail-rate", "0.1", "--fail-rate", "0.2"}, "-fail-rate"},
+		{[]string{"simulate", "--seeds", "5"}, "--seeds 5: applies only with --contention"},
 		{[]string{"simulate", "--seed", "-1"}, "-seed"},
 	} {
 		r := runCmd(t, tc.args...)

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"errors"
+	"flag"
 	"fmt"
 	"math"
 	"strings"
@@ -241,3 +243,35 @@ func fmtDur(d time.Duration) string {
 	s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
 	return s + "s"
 }
+
+// onceOnly makes every flag of fs refuse a second value: the flag package
+// keeps the last one without a word, so "add-binding --member a --member b"
+// would grant b alone. A flag given twice is a usage error naming it.
+func onceOnly(fs *flag.FlagSet) {
+	fs.VisitAll(func(f *flag.Flag) {
+		o := &onceValue{Value: f.Value}
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+			f.Value = onceBool{o}
+			return
+		}
+		f.Value = o
+	})
+}
+
+type onceValue struct {
+	flag.Value
+	set bool
+}
+
+func (v *onceValue) Set(s string) error {
+	if v.set {
+		return errors.New("given more than once; give each flag once")
+	}
+	v.set = true
+	return v.Value.Set(s)
+}
+
+// onceBool keeps a boolean flag boolean (--insecure without a value).
+type onceBool struct{ *onceValue }
+
+func (onceBool) IsBoolFlag() bool { return true }

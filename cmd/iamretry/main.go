@@ -121,6 +121,7 @@ func runCommand(ctx context.Context, c *command, args []string, cio *cmdIO) int 
 func parseAndRun(ctx context.Context, fs *flag.FlagSet, name, usage, long string, args []string, cio *cmdIO, fn func(context.Context, *cmdIO, []string) error) int {
 	fs.SetOutput(io.Discard) // errors are reported below, in one style
 	fs.Usage = func() {}
+	onceOnly(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			writeCommandHelp(cio.stdout, fs, usage, long)

@@ -145,7 +145,7 @@ func runPolicySubcommand(ctx context.Context, cio *cmdIO, sub *policySub, args [
 	fs.StringVar(&f.endpoint, "endpoint", "", "HOST:PORT of the API to call instead of Google's (e.g. an iamretry fake-server); with --transport rest a base URL such as http://127.0.0.1:8086/ (fake-server --rest-listen)")
 	fs.BoolVar(&f.insecure, "insecure", false, "with --endpoint: no TLS and no credentials (for a local fake)")
 	fs.BoolVar(&f.retryNotFound, "retry-not-found", false, "retry NOT_FOUND too, for a resource just created (IAM reads are eventually consistent)")
-	fs.DurationVar(&f.deadline, "deadline", interceptor.DefaultDeadline, "how long to keep retrying, from the first failure")
+	fs.DurationVar(&f.deadline, "deadline", interceptor.DefaultDeadline, "how long to keep retrying, from the first failure (0: no retry deadline of its own; --timeout or Ctrl-C still end the command)")
 	fs.DurationVar(&f.timeout, "timeout", 2*time.Minute, "bound on the whole command (0: none)")
 	return parseAndRun(ctx, fs, "policy "+sub.name, sub.usage, sub.long, args, cio, func(ctx context.Context, cio *cmdIO, args []string) error {
 		if len(args) > 0 {

@@ -95,6 +95,9 @@ func (f *simulateFlags) validate() error {
 	if f.seeds < 1 || f.seeds > 1000 {
 		return usagef("--seeds %d: must be between 1 and 1000", f.seeds)
 	}
+	if f.seeds > 1 && !f.contention {
+		return usagef("--seeds %d: applies only with --contention (the herd simulation summarises one seed)", f.seeds)
+	}
 	if f.capacity < 0 {
 		return usagef("--capacity %d: must not be negative (0 means no limit)", f.capacity)
 	}
