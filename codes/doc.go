@@ -19,7 +19,8 @@
 //
 // [OfError] classifies gRPC status errors and the errors of REST calls
 // (*googleapi.Error, and gax's *apierror.APIError): by the JSON error body's
-// "status" when it has one, else by the HTTP status as in the table.
+// "status" when it has one, else by the HTTP status as in the table. CodeOf
+// gives the gRPC code of any error the same way.
 //
 // The package holds no state and reads no clock; [Of] and [OfError] on a
 // gRPC status error as gRPC returns it allocate nothing.

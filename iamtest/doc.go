@@ -1,5 +1,5 @@
-// Package iamtest is an in-process fake of the Google Cloud IAM gRPC API for
-// tests of code that calls IAM, with controls that make it fail the ways real
+// Package iamtest is an in-process fake of the Google Cloud IAM API (gRPC
+// and REST) for tests of code that calls IAM, with controls that make it fail the ways real
 // IAM fails. No credentials and no network are involved: the fake serves over
 // an in-memory listener, and real cloud.google.com/go clients reach it with
 // the options of ClientOptions.

@@ -13,12 +13,22 @@
 // # Use
 //
 // Build a Retrier once and add its interceptor to any cloud.google.com/go
-// client as a dial option:
+// client as a dial option, then turn the client's own gax retries off so
+// that one layer retries:
 //
 //	r, err := interceptor.New(interceptor.WithDeadline(2 * time.Minute))
 //	if err != nil { ... }
 //	c, err := admin.NewIamClient(ctx,
 //		option.WithGRPCDialOption(grpc.WithChainUnaryInterceptor(r.UnaryClientInterceptor())))
+//	if err != nil { ... }
+//	if err := interceptor.DisableGAXRetries(c.CallOptions); err != nil { ... }
+//
+// REST clients (the google.golang.org/api discovery clients, GAPIC
+// NewRESTClients) get the same engine as an http.RoundTripper, put around
+// the authenticated transport: option.WithHTTPClient(&http.Client{Transport:
+// r.RoundTripper(auth)}). DisableContext and RetryNotFoundContext are its
+// per-request options. Retrier.Do retries a step of your own that is safe
+// to repeat; policy changes go through the policy package's Updater.
 //
 // Per call, Disable() turns retries off, RetryNotFound() opts into 404
 // retries, and CallDeadline, CallMaxAttempts and CallPerAttemptTimeout
@@ -68,6 +78,7 @@
 // retrier.go holds the one retry loop (decide, schedule, budget, observe,
 // end); observe.go, events.go and metrics.go are what it reports to;
 // its faces fill one small job value each: interceptor.go (gRPC calls),
-// do.go (Retrier.Do), visible.go (WaitVisible) and updater.go (the policy Updater, reached through
-// internal/enginehook, not public API).
+// rest.go (the RoundTripper), do.go (Retrier.Do), visible.go (WaitVisible)
+// and updater.go (the policy Updater, reached through internal/enginehook,
+// not public API).
 package interceptor

@@ -14,7 +14,7 @@
 //
 // # Use
 //
-//	u, err := policy.NewUpdater(client) // iam/apiv1, resourcemanager, FromAdmin, FromConn
+//	u, err := policy.NewUpdater(client) // resourcemanager/apiv3, pubsub, ..., FromAdmin, FromConn, crmv3, iamv1
 //	if err != nil { ... }
 //	p, err := u.Update(ctx, "projects/my-project",
 //		policy.AddBinding("roles/viewer", "user:alice@example.com"),
@@ -25,10 +25,15 @@
 // something changed, with the read etag, an explicit update_mask and version 3
 // whenever a binding has a condition. It retries on the engine of an
 // interceptor.Retrier built from the options given to NewUpdater: the same
-// backoff, deadline and observers as the interceptor's.
+// backoff, deadline and observers as the interceptor's for transient
+// failures; reruns after a conflict follow interceptor.SpreadConflicts unless
+// interceptor.WithConflictBackoff chooses otherwise. Hand it the client of
+// the service that owns the resource (its GAPIC client, gRPC or REST, meets
+// Client as it is); the REST discovery clients go through the crmv3 and
+// iamv1 adapters.
 //
 // The Updater owns the retries of the calls it makes: put it over a client
-// that carries the interceptor, and the interceptor passes the Updater's
+// that carries the interceptor (or the RoundTripper), and that face passes the Updater's
 // calls straight through (their context is marked), while gax.WithRetry(nil)
 // on each call keeps a GAPIC client's own retries off. The server sees the
 // attempts of one schedule, and the caller never waits past one deadline.
