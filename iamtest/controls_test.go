@@ -358,11 +358,7 @@ func TestControlsRefuseBadInput(t *testing.T) {
 		{func() { srv.SetPropagationReads(-1) }, "SetPropagationReads: count -1"},
 		{func() { srv.CountCalls("") }, `CountCalls: method ""`},
 	} {
-		msg := func() (msg string) {
-			defer func() { msg, _ = recover().(string) }()
-			tc.call()
-			return "no panic"
-		}()
+		msg := panicMessage(tc.call)
 		if !strings.Contains(msg, tc.want) {
 			t.Errorf("panic %q does not say %q", msg, tc.want)
 		}

@@ -77,21 +77,13 @@ func TestSeedPolicyRefusesWhatIAMRefuses(t *testing.T) {
 		{"folders/1", &iampb.Policy{Version: 1, Bindings: []*iampb.Binding{{Role: "roles/viewer", Members: []string{"user:a@example.com"},
 			Condition: condition()}}}, "version 3"},
 	} {
-		msg := func() (msg string) {
-			defer func() { msg, _ = recover().(string) }()
-			srv.SeedPolicy(tc.resource, tc.p)
-			return "no panic"
-		}()
+		msg := panicMessage(func() { srv.SeedPolicy(tc.resource, tc.p) })
 		if !strings.HasPrefix(msg, "iamtest: SeedPolicy: ") || !strings.Contains(msg, tc.want) {
 			t.Errorf("panic %q does not name %s", msg, tc.want)
 		}
 	}
 	srv.RegisterProject("my-project", 42)
-	msg := func() (msg string) {
-		defer func() { msg, _ = recover().(string) }()
-		srv.SeedPolicy("projects/other-project", viewer("user:a@example.com"))
-		return "no panic"
-	}()
+	msg := panicMessage(func() { srv.SeedPolicy("projects/other-project", viewer("user:a@example.com")) })
 	if !strings.Contains(msg, "projects/other-project is not registered") {
 		t.Errorf("panic %q", msg)
 	}
@@ -124,11 +116,7 @@ func TestSeedServiceAccountIsVisibleAtOnce(t *testing.T) {
 	if srv.ServiceAccount("nobody@p.iam.gserviceaccount.com") != nil || srv.ServiceAccountKeys("nobody@p.iam.gserviceaccount.com") != nil {
 		t.Fatal("an unknown account is not nil")
 	}
-	msg := func() (msg string) {
-		defer func() { msg, _ = recover().(string) }()
-		srv.SeedServiceAccount("p", "seeded-robot")
-		return "no panic"
-	}()
+	msg := panicMessage(func() { srv.SeedServiceAccount("p", "seeded-robot") })
 	if msg != "iamtest: SeedServiceAccount: service account seeded-robot@p.iam.gserviceaccount.com already exists" {
 		t.Errorf("panic %q", msg)
 	}

@@ -334,11 +334,7 @@ func TestFidelityControlsRefuseBadInput(t *testing.T) {
 		{func() { srv.SeedPolicy("folders/1", viewer("bob")) }, `iamtest: SeedPolicy: `},
 		{func() { srv.SeedServiceAccount("p", "Bad") }, `iamtest: SeedServiceAccount: invalid account ID "Bad"`},
 	} {
-		msg := func() (msg string) {
-			defer func() { msg, _ = recover().(string) }()
-			tc.call()
-			return "no panic"
-		}()
+		msg := panicMessage(tc.call)
 		if !strings.Contains(msg, tc.want) {
 			t.Errorf("panic %q does not say %q", msg, tc.want)
 		}

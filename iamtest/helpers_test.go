@@ -93,3 +93,11 @@ func (c clients) members(t *testing.T, resource, role string) []string {
 func newTestClock() *iamtest.VirtualClock {
 	return iamtest.NewVirtualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 }
+
+// panicMessage runs f and returns the string it panicked with, or "no
+// panic" (a control given bad input panics with a message naming it).
+func panicMessage(f func()) (msg string) {
+	defer func() { msg, _ = recover().(string) }()
+	f()
+	return "no panic"
+}
