@@ -157,11 +157,11 @@ func okAttempt(step int, at time.Duration, who, method string, n int) attemptEve
 // err's chain. The Updater hands its engine a grant refused INVALID_ARGUMENT
 // for a member not visible yet as NOT_FOUND (class Propagation): the event
 // shows what the server said, and the class how it was treated. A REST
-// error's code is its JSON body's status (see errCode).
+// error's code is its JSON body's status (codes.CodeOf).
 func serverCode(err error) codes.Code {
 	var ge *googleapi.Error
 	if errors.As(err, &ge) {
-		return errCode(ge)
+		return iamcodes.CodeOf(ge)
 	}
 	code := status.Code(err)
 	for e := errors.Unwrap(err); e != nil; e = errors.Unwrap(e) {

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
+	iamcodes "github.com/iamretry/iamretry/codes"
 	"github.com/iamretry/iamretry/interceptor"
 	"github.com/iamretry/iamretry/interceptor/policy"
 )
@@ -329,7 +330,7 @@ func runPolicy(ctx context.Context, cio *cmdIO, sub *policySub, f *policyFlags) 
 // explain adds what to do to an error the user can act on: a NOT_FOUND
 // without --retry-not-found may be a resource that has not propagated yet.
 func (f *policyFlags) explain(err error) error {
-	if errCode(err) == codes.NotFound && !f.retryNotFound {
+	if iamcodes.CodeOf(err) == codes.NotFound && !f.retryNotFound {
 		return fmt.Errorf("%w\n(IAM is eventually consistent: a resource or service account created moments ago can answer NOT_FOUND for a while; if it is new, run again with --retry-not-found)", err)
 	}
 	return err

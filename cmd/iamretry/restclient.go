@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"net"
 	"net/http"
 	"net/url"
@@ -11,12 +9,9 @@ import (
 	"strings"
 
 	crm "google.golang.org/api/cloudresourcemanager/v3"
-	"google.golang.org/api/googleapi"
 	iam "google.golang.org/api/iam/v1"
 	"google.golang.org/api/option"
 	htransport "google.golang.org/api/transport/http"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/iamretry/iamretry/interceptor"
 	"github.com/iamretry/iamretry/interceptor/policy"
@@ -157,34 +152,6 @@ func restClient(ctx context.Context, f *policyFlags, rt *interceptor.Retrier) (p
 		return nil, nil, err
 	}
 	return c, func() error { hb.CloseIdleConnections(); return nil }, nil
-}
-
-// errCode returns the gRPC code of an error of either transport: a gRPC
-// status, or a REST *googleapi.Error by its JSON body's "status" (REST maps
-// several codes to one HTTP status: 409 is ABORTED and ALREADY_EXISTS), else
-// by its HTTP status as gax maps it.
-func errCode(err error) codes.Code {
-	var ge *googleapi.Error
-	if errors.As(err, &ge) {
-		if c, ok := bodyStatus(ge.Body); ok {
-			return c
-		}
-	}
-	return status.Code(err)
-}
-
-// bodyStatus reads the "status" of Google's JSON error body.
-func bodyStatus(body string) (codes.Code, bool) {
-	var b struct {
-		Error struct {
-			Status string `json:"status"`
-		} `json:"error"`
-	}
-	if json.Unmarshal([]byte(body), &b) != nil || b.Error.Status == "" {
-		return 0, false
-	}
-	c, err := codeByName(b.Error.Status)
-	return c, err == nil
 }
 
 // checkHostPort validates an --endpoint given as HOST:PORT.
