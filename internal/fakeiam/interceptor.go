@@ -15,7 +15,8 @@ import (
 // injected latency; an outage, script or rate failure
 // (decided before the handler, which then does not run); a concurrent write
 // slipped in before a SetIamPolicy; the handler; a lost answer (decided after
-// a successful handler, whose write stays committed).
+// a successful handler, whose write stays committed; the call is logged
+// Applied).
 func (s *Server) intercept(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
 	method := info.FullMethod
 	call := Call{Method: method, Resource: resourceOf(req), Time: s.now(), Attempt: attemptOf(ctx)}
@@ -42,6 +43,7 @@ func (s *Server) intercept(ctx context.Context, req any, info *grpc.UnaryServerI
 		s.bumpEtag(set.GetResource())
 	}
 	resp, err = handler(ctx, req)
+	call.Applied = err == nil
 	if err == nil && s.faults.loseAnswer(method) {
 		call.Injected = true
 		return nil, s.faults.injectedError(codes.Unavailable, nil, method, "lost answer for "+method+" (the call was applied)", iamMessages)

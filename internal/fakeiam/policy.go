@@ -75,6 +75,7 @@ func (s *Server) getPolicy(resource string, requested int32, resolve resolver) (
 	st := s.state
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	st.sweepRolesLocked(now)
 	key, err := st.resolveLocked(resource, "getIamPolicy", resolve)
 	if err != nil {
 		return nil, err
@@ -164,6 +165,7 @@ func (s *Server) setPolicy(req *iampb.SetIamPolicyRequest, resolve resolver) (*i
 	st := s.state
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	st.sweepRolesLocked(now)
 	key, err := st.resolveLocked(req.GetResource(), "setIamPolicy", resolve)
 	if err != nil {
 		return nil, err
@@ -183,6 +185,9 @@ func (s *Server) setPolicy(req *iampb.SetIamPolicyRequest, resolve resolver) (*i
 			if err := st.checkKnownRoles(bindings); err != nil {
 				return nil, err
 			}
+		}
+		if err := st.checkCustomRoleGrantsLocked(cur, bindings); err != nil {
+			return nil, err
 		}
 		if err := st.checkProjectRules(key, cur, bindings); err != nil {
 			return nil, err

@@ -2,6 +2,7 @@ package fakeiam
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -28,9 +29,15 @@ import (
 //	     projects/*/serviceAccounts/*)
 //	POST /v3/{projects,folders,organizations}/*:getIamPolicy, ...
 //	     (google.cloud.resourcemanager.v3)
-//	GET, POST /v1/projects/*/serviceAccounts; GET, DELETE
-//	     /v1/projects/*/serviceAccounts/*; POST .../serviceAccounts/*/keys
-//	     (google.iam.admin.v1.IAM)
+//	GET, POST /v1/projects/*/serviceAccounts; GET, PUT, PATCH, DELETE
+//	     /v1/projects/*/serviceAccounts/*, POST ...:enable, :disable,
+//	     :undelete; GET, POST .../keys, POST .../keys:upload; GET, DELETE
+//	     .../keys/*, POST .../keys/*:enable, :disable; GET /v1/roles,
+//	     /v1/roles/*; GET, POST /v1/{projects,organizations}/*/roles; GET,
+//	     PATCH, DELETE .../roles/*, POST .../roles/*:undelete; POST
+//	     /v1/roles:queryGrantableRoles, /v1/permissions:queryTestablePermissions
+//	     (google.iam.admin.v1.IAM, the google.api.http rules of
+//	     google/iam/admin/v1/iam.proto)
 //
 // on any host, so the google.golang.org/api discovery clients
 // (iam/v1, cloudresourcemanager/v3) and GAPIC REST clients
@@ -43,8 +50,12 @@ import (
 // after the handler committed. Errors are written as Google's REST APIs
 // write them: the HTTP status of the code and
 // {"error": {"code", "message", "status", "details"}}, details (such as a
-// google.rpc.RetryInfo) in their JSON form with "@type". Anything else
-// answers 404 with status NOT_FOUND.
+// google.rpc.RetryInfo) in their JSON form with "@type". The admin
+// methods the fake does not serve (:signBlob, :signJwt,
+// iamPolicies:lintPolicy, iamPolicies:queryAuditableServices) answer 501
+// UNIMPLEMENTED through the fault layer and the call log, as over gRPC, and
+// so does any other path: never 404, which a caller that retries NOT_FOUND
+// would wait out.
 func (s *Server) RESTHandler() http.Handler {
 	return &restHandler{s: s, routes: s.restRoutes()}
 }
@@ -134,6 +145,7 @@ func (s *Server) restRoutes() []restRoute {
 				return adm.CreateServiceAccountKey(ctx, r.(*adminpb.CreateServiceAccountKeyRequest))
 			}},
 	)
+	routes = append(routes, adminRESTRoutes(adm)...)
 	// The IAM mixin on any other resource, last: the routes above are more
 	// specific.
 	routes = append(routes, iamMethods("v1/**", "/google.iam.v1.IAMPolicy/", pol)...)
@@ -191,7 +203,7 @@ var restIn = protojson.UnmarshalOptions{DiscardUnknown: true}
 func (h *restHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	route, name, ok := h.match(r.Method, r.URL.Path)
 	if !ok {
-		writeRESTError(w, status.Errorf(codes.NotFound, "fakeiam: no method for %s %s", r.Method, r.URL.Path))
+		writeRESTError(w, status.Errorf(codes.Unimplemented, "fakeiam: no method for %s %s", r.Method, r.URL.Path))
 		return
 	}
 	req := route.newReq()
@@ -202,7 +214,13 @@ func (h *restHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if len(strings.TrimSpace(string(body))) > 0 {
-			if err := restIn.Unmarshal(body, req); err != nil {
+			target, err := bodyTarget(req, route.bodyField)
+			if err != nil {
+				writeRESTError(w, err)
+				return
+			}
+			body = fixFieldMasks(body, target.ProtoReflect().Descriptor())
+			if err := restIn.Unmarshal(body, target); err != nil {
 				writeRESTError(w, status.Errorf(codes.InvalidArgument, "Invalid JSON payload received. %v", err))
 				return
 			}
@@ -212,7 +230,9 @@ func (h *restHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeRESTError(w, err)
 		return
 	}
-	setString(req.ProtoReflect(), route.nameField, name)
+	if route.nameField != "" {
+		setField(req.ProtoReflect(), route.nameField, name)
+	}
 
 	ctx := r.Context()
 	if v := r.Header.Get(AttemptHeader); v != "" {
@@ -254,7 +274,7 @@ func setQuery(m protoreflect.Message, q map[string][]string) error {
 		var fd protoreflect.FieldDescriptor
 		for i, p := range parts {
 			fd = msg.Descriptor().Fields().ByJSONName(p)
-			if fd == nil || fd.IsList() || fd.IsMap() {
+			if fd == nil || fd.IsMap() || (fd.IsList() && i < len(parts)-1) {
 				fd = nil
 				break
 			}
@@ -267,6 +287,33 @@ func setQuery(m protoreflect.Message, q map[string][]string) error {
 			}
 		}
 		if fd == nil {
+			continue
+		}
+		if fd.Kind() == protoreflect.MessageKind {
+			if fd.IsList() || fd.Message().FullName() != "google.protobuf.FieldMask" {
+				continue
+			}
+			// A FieldMask is "a,b.c" in a query (google/protobuf/field_mask.proto's JSON form).
+			fm := msg.Mutable(fd).Message()
+			paths := fm.Mutable(fm.Descriptor().Fields().ByName("paths")).List()
+			for _, v := range vals {
+				for p := range strings.SplitSeq(v, ",") {
+					if p = strings.TrimSpace(p); p != "" {
+						paths.Append(protoreflect.ValueOfString(snakeCase(p)))
+					}
+				}
+			}
+			continue
+		}
+		if fd.IsList() {
+			list := msg.Mutable(fd).List()
+			for _, s := range vals {
+				v, err := scalar(fd, s)
+				if err != nil {
+					return status.Errorf(codes.InvalidArgument, "Invalid value at '%s' (%s), %q", key, fd.Kind(), s)
+				}
+				list.Append(v)
+			}
 			continue
 		}
 		v, err := scalar(fd, vals[0])
@@ -291,6 +338,14 @@ func scalar(fd protoreflect.FieldDescriptor, s string) (protoreflect.Value, erro
 	case protoreflect.BoolKind:
 		b, err := strconv.ParseBool(s)
 		return protoreflect.ValueOfBool(b), err
+	case protoreflect.BytesKind:
+		// Bytes travel base64-encoded, standard or URL alphabet, padded or not.
+		s = strings.TrimRight(s, "=")
+		if b, err := base64.RawStdEncoding.DecodeString(s); err == nil {
+			return protoreflect.ValueOfBytes(b), nil
+		}
+		b, err := base64.RawURLEncoding.DecodeString(s)
+		return protoreflect.ValueOfBytes(b), err
 	case protoreflect.EnumKind:
 		if ev := fd.Enum().Values().ByName(protoreflect.Name(s)); ev != nil {
 			return protoreflect.ValueOfEnum(ev.Number()), nil

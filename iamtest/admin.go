@@ -1,0 +1,48 @@
+package iamtest
+
+import (
+	"fmt"
+	"time"
+
+	"cloud.google.com/go/iam/admin/apiv1/adminpb"
+
+	"github.com/iamretry/iamretry/internal/fakeiam"
+)
+
+// Custom role and service account life-cycle windows, on the fake's clock.
+const (
+	// RoleUndeleteWindow is how long a deleted custom role can be undeleted
+	// (https://cloud.google.com/iam/docs/creating-custom-roles#deleting-custom-role:
+	// "You can undelete a role within 7 days"). After it the role is purged:
+	// GetRole answers NOT_FOUND, ListRoles omits it and its bindings leave
+	// every policy.
+	RoleUndeleteWindow = fakeiam.RoleUndeleteWindow
+	// RolePurgeWindow is how long, after RoleUndeleteWindow, a purged role's
+	// ID stays taken (CreateRole answers FAILED_PRECONDITION): "the role
+	// enters a permanent deletion process that lasts 30 days".
+	RolePurgeWindow = fakeiam.RolePurgeWindow
+	// AccountUndeleteWindow is how long a deleted service account can be
+	// undeleted (UndeleteServiceAccount's comment: "IAM permanently removes
+	// the service account 30 days later").
+	AccountUndeleteWindow time.Duration = fakeiam.AccountUndeleteWindow
+	// MaxServiceAccountsPerProject is the default of SetServiceAccountQuota
+	// (https://cloud.google.com/iam/quotas: 100 service accounts per project).
+	MaxServiceAccountsPerProject = fakeiam.MaxServiceAccountsPerProject
+)
+
+// SetServiceAccountQuota sets how many service accounts a project may hold:
+// one more CreateServiceAccount answers RESOURCE_EXHAUSTED (HTTP 429)
+// "Maximum number of service accounts on project reached.", as IAM does.
+// Default: MaxServiceAccountsPerProject (100). It panics if n < 1.
+func (s *Server) SetServiceAccountQuota(n int) {
+	if n < 1 {
+		panic(fmt.Sprintf("iamtest: SetServiceAccountQuota(%d): the quota must be at least 1", n))
+	}
+	s.fake.SetServiceAccountQuota(n)
+}
+
+// CustomRole returns a copy of the custom role name (projects/P/roles/ID or
+// organizations/O/roles/ID) as the fake stores it, deleted ones included
+// until they are purged, or nil. It is no call: nothing is logged and no
+// fault applies.
+func (s *Server) CustomRole(name string) *adminpb.Role { return s.fake.CustomRole(name) }
