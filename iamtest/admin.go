@@ -2,6 +2,7 @@ package iamtest
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"cloud.google.com/go/iam/admin/apiv1/adminpb"
@@ -46,3 +47,23 @@ func (s *Server) SetServiceAccountQuota(n int) {
 // until they are purged, or nil. It is no call: nothing is logged and no
 // fault applies.
 func (s *Server) CustomRole(name string) *adminpb.Role { return s.fake.CustomRole(name) }
+
+// SetCallerPermissions makes TestIamPermissions on resource answer only the
+// permissions asked for that are among perms: the caller holds exactly
+// perms there (none when perms is empty). Default (and after
+// ResetCallerPermissions): the caller holds every well-formed permission. A
+// resource that does not exist answers the empty set whatever this says, as
+// google/iam/v1/iam_policy.proto documents. It panics on a permission that
+// is not SERVICE.RESOURCE.VERB.
+func (s *Server) SetCallerPermissions(resource string, perms ...string) {
+	for _, p := range perms {
+		if strings.Count(p, ".") < 2 || strings.ContainsAny(p, "* /") {
+			panic(fmt.Sprintf("iamtest: SetCallerPermissions: permission %q is not SERVICE.RESOURCE.VERB", p))
+		}
+	}
+	s.fake.SetCallerPermissions(resource, perms...)
+}
+
+// ResetCallerPermissions restores the default on resource: the caller holds
+// every well-formed permission.
+func (s *Server) ResetCallerPermissions(resource string) { s.fake.ResetCallerPermissions(resource) }

@@ -219,3 +219,30 @@ func (s *Server) SetServiceAccountQuota(n int) {
 	s.cfg.fid.accountQuota = n
 	s.cfgMu.Unlock()
 }
+
+// SetCallerPermissions makes TestIamPermissions on resource answer only the
+// permissions asked for that are among perms: the caller holds exactly
+// perms there (none when perms is empty). Without it (the default, and
+// after ResetCallerPermissions) the caller holds every well-formed
+// permission. Service account names may be given in any form the admin API
+// accepts. It panics on a permission that is not SERVICE.RESOURCE.VERB.
+func (s *Server) SetCallerPermissions(resource string, perms ...string) {
+	for _, p := range perms {
+		if !validPermission(p) {
+			panic(fmt.Sprintf("fakeiam: SetCallerPermissions: permission %q is not SERVICE.RESOURCE.VERB", p))
+		}
+	}
+	st := s.state
+	st.mu.Lock()
+	st.heldPerms[st.canonicalLocked(resource)] = append([]string{}, perms...)
+	st.mu.Unlock()
+}
+
+// ResetCallerPermissions restores the default on resource: the caller
+// holds every well-formed permission.
+func (s *Server) ResetCallerPermissions(resource string) {
+	st := s.state
+	st.mu.Lock()
+	delete(st.heldPerms, st.canonicalLocked(resource))
+	st.mu.Unlock()
+}

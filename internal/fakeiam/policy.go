@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"math/rand/v2"
+	"slices"
 	"strings"
 
 	"cloud.google.com/go/iam/apiv1/iampb"
@@ -30,8 +31,9 @@ func (p *policyService) SetIamPolicy(_ context.Context, req *iampb.SetIamPolicyR
 	return p.s.setPolicy(req, nil)
 }
 
-// TestIamPermissions answers every valid permission asked for: the fake's
-// caller holds them all.
+// TestIamPermissions answers the permissions asked for that the caller
+// holds: all of them unless SetCallerPermissions says otherwise; none for a
+// resource that does not exist.
 func (p *policyService) TestIamPermissions(_ context.Context, req *iampb.TestIamPermissionsRequest) (*iampb.TestIamPermissionsResponse, error) {
 	return p.s.testPermissions(req, nil)
 }
@@ -240,10 +242,22 @@ func (s *Server) testPermissions(req *iampb.TestIamPermissionsRequest, resolve r
 	}
 	st := s.state
 	st.mu.Lock()
-	_, err := st.resolveLocked(req.GetResource(), "testIamPermissions", resolve)
-	st.mu.Unlock()
+	defer st.mu.Unlock()
+	key, err := st.resolveLocked(req.GetResource(), "testIamPermissions", resolve)
+	if c := status.Code(err); c == codes.NotFound || c == codes.PermissionDenied {
+		// "If the resource does not exist, this will return an empty set of
+		// permissions, not a NOT_FOUND error." (google/iam/v1/iam_policy.proto)
+		return &iampb.TestIamPermissionsResponse{}, nil
+	}
 	if err != nil {
 		return nil, err
 	}
-	return &iampb.TestIamPermissionsResponse{Permissions: append([]string(nil), req.GetPermissions()...)}, nil
+	held, limited := st.heldPerms[key]
+	out := &iampb.TestIamPermissionsResponse{}
+	for _, p := range req.GetPermissions() {
+		if (!limited || slices.Contains(held, p)) && !slices.Contains(out.Permissions, p) {
+			out.Permissions = append(out.Permissions, p)
+		}
+	}
+	return out, nil
 }

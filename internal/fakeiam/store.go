@@ -42,6 +42,7 @@ type state struct {
 
 	customRoles     map[string]*customRole     // custom role name -> role (customroles.go)
 	deletedAccounts map[string]*deletedAccount // unique ID -> deleted account (accountwrites.go)
+	heldPerms       map[string][]string        // resource -> the permissions the caller holds (SetCallerPermissions)
 }
 
 // written is the policy a resource held before a write, and when the write
@@ -73,6 +74,7 @@ func newState(seed int64) *state {
 
 		customRoles:     map[string]*customRole{},
 		deletedAccounts: map[string]*deletedAccount{},
+		heldPerms:       map[string][]string{},
 	}
 }
 
