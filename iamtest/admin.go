@@ -67,3 +67,12 @@ func (s *Server) SetCallerPermissions(resource string, perms ...string) {
 // ResetCallerPermissions restores the default on resource: the caller holds
 // every well-formed permission.
 func (s *Server) ResetCallerPermissions(resource string) { s.fake.ResetCallerPermissions(resource) }
+
+// SetProjectsWithoutOrganization makes the fake treat every project as one
+// outside an organization, whose last owner cannot be removed: a
+// SetIamPolicy on projects/P that leaves roles/owner without a member while
+// the stored policy has one answers INVALID_ARGUMENT "Request contains an
+// invalid argument." with a google.rpc.BadRequest saying why. Default: off
+// (projects are taken to be in an organization, where the rule does not
+// apply).
+func (s *Server) SetProjectsWithoutOrganization(on bool) { s.fake.SetProjectsWithoutOrganization(on) }

@@ -20,6 +20,7 @@ type fidelity struct {
 	knownRolesOnly  bool
 	shuffle         bool
 	accountQuota    int // service accounts per project (SetServiceAccountQuota)
+	noOrgProjects   bool
 }
 
 func defaultFidelity() fidelity {

@@ -194,6 +194,11 @@ func (s *Server) setPolicy(req *iampb.SetIamPolicyRequest, resolve resolver) (*i
 		if err := st.checkProjectRules(key, cur, bindings); err != nil {
 			return nil, err
 		}
+		if fid.noOrgProjects {
+			if err := checkLastOwner(key, cur, bindings); err != nil {
+				return nil, err
+			}
+		}
 		if err := st.checkGrantsLocked(cur, bindings, now, delay, fid.refuseUnknownSA); err != nil {
 			return nil, err
 		}
