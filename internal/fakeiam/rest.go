@@ -49,8 +49,10 @@ import (
 // (or AnyMethod) apply as on gRPC: an injected error, or a lost answer
 // after the handler committed. Errors are written as Google's REST APIs
 // write them: the HTTP status of the code and
-// {"error": {"code", "message", "status", "details"}}, details (such as a
-// google.rpc.RetryInfo) in their JSON form with "@type". The admin
+// {"error": {"code", "message", "errors", "status", "details"}}, "errors"
+// the legacy array [{"message", "domain": "global", "reason"}] (see
+// LegacyReason), details (such as a google.rpc.RetryInfo) in their JSON
+// form with "@type". The admin
 // methods the fake does not serve (:signBlob, :signJwt,
 // iamPolicies:lintPolicy, iamPolicies:queryAuditableServices) answer 501
 // UNIMPLEMENTED through the fault layer and the call log, as over gRPC, and
@@ -365,19 +367,62 @@ func writeRESTError(w http.ResponseWriter, err error) {
 			details = append(details, b)
 		}
 	}
+	type legacy struct {
+		Message string `json:"message"`
+		Domain  string `json:"domain"`
+		Reason  string `json:"reason"`
+	}
 	type body struct {
 		Code    int               `json:"code"`
 		Message string            `json:"message"`
+		Errors  []legacy          `json:"errors"`
 		Status  string            `json:"status"`
 		Details []json.RawMessage `json:"details,omitempty"`
 	}
 	code := HTTPStatus(st.Code())
 	out, _ := json.Marshal(struct {
 		Error body `json:"error"`
-	}{body{Code: code, Message: st.Message(), Status: restStatusName(st.Code()), Details: details}})
+	}{body{Code: code, Message: st.Message(), Status: restStatusName(st.Code()), Details: details,
+		Errors: []legacy{{Message: st.Message(), Domain: "global", Reason: LegacyReason(st.Code())}}}})
 	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
 	w.WriteHeader(code)
 	_, _ = w.Write(out)
+}
+
+// LegacyReason is the reason of the legacy "errors" array that Google's
+// REST front end writes beside code, message, status and details (what
+// googleapi.Error prints after the message: "..., badRequest"): badRequest,
+// failedPrecondition, outOfRange, unauthorized, forbidden, notFound,
+// alreadyExists, aborted, rateLimitExceeded, canceled, notImplemented,
+// deadlineExceeded, and backendError for the other server errors.
+func LegacyReason(c codes.Code) string {
+	switch c {
+	case codes.InvalidArgument:
+		return "badRequest"
+	case codes.FailedPrecondition:
+		return "failedPrecondition"
+	case codes.OutOfRange:
+		return "outOfRange"
+	case codes.Unauthenticated:
+		return "unauthorized"
+	case codes.PermissionDenied:
+		return "forbidden"
+	case codes.NotFound:
+		return "notFound"
+	case codes.AlreadyExists:
+		return "alreadyExists"
+	case codes.Aborted:
+		return "aborted"
+	case codes.ResourceExhausted:
+		return "rateLimitExceeded"
+	case codes.Canceled:
+		return "canceled"
+	case codes.Unimplemented:
+		return "notImplemented"
+	case codes.DeadlineExceeded:
+		return "deadlineExceeded"
+	}
+	return "backendError"
 }
 
 // restStatusName is the google.rpc.Code enum name Google writes in "status".
