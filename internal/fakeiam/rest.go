@@ -363,7 +363,7 @@ func writeRESTError(w http.ResponseWriter, err error) {
 	st := status.Convert(err)
 	details := make([]json.RawMessage, 0, len(st.Proto().GetDetails()))
 	for _, d := range st.Proto().GetDetails() {
-		if b, err := protojson.Marshal(d); err == nil {
+		if b, err := (protojson.MarshalOptions{Resolver: detailResolver{}}).Marshal(d); err == nil {
 			details = append(details, b)
 		}
 	}
