@@ -241,7 +241,8 @@ func TestServiceAccountKeysREST(t *testing.T) {
 // TestUnservedIs501REST: what the fake does not serve answers 501
 // UNIMPLEMENTED, never 404 (which a client that opts into retrying 404
 // would wait out): the deprecated signBlob and signJwt (replaced by the IAM
-// Service Account Credentials API), lintPolicy, and any other path. The
+// Service Account Credentials API), lintPolicy beyond a condition, and any
+// other path. The
 // unserved admin methods are logged as calls, as over gRPC.
 func TestUnservedIs501REST(t *testing.T) {
 	srv := iamtest.NewServer(t)

@@ -16,8 +16,11 @@
 // stale etag answered ABORTED, policy versions and conditions, member and
 // role validation, soft-deleted roles and accounts that can be undeleted
 // for a while (RoleUndeleteWindow, AccountUndeleteWindow) on the fake's
-// clock. What it does not serve (SignBlob and SignJwt, deprecated for the
-// IAM Credentials API; LintPolicy; QueryAuditableServices; the other
+// clock. Condition expressions are parsed as CEL (with cel-go): one that
+// does not parse is refused INVALID_ARGUMENT naming the problem, and
+// LintPolicy reports the same parse errors. What it does not serve (SignBlob
+// and SignJwt, deprecated for the IAM Credentials API; LintPolicy of
+// anything but a condition; QueryAuditableServices; the other
 // methods of the resourcemanager services) answers UNIMPLEMENTED over gRPC
 // and 501 over REST, never NOT_FOUND.
 //

@@ -23,10 +23,11 @@ const (
 	MethodQueryTestablePermissions = "/google.iam.admin.v1.IAM/QueryTestablePermissions"
 )
 
-// Methods of google.iam.admin.v1.IAM the fake does not serve: they answer
-// UNIMPLEMENTED over gRPC and 501 over REST. SignBlob and SignJwt are
-// deprecated for the IAM Service Account Credentials API; LintPolicy and
-// QueryAuditableServices have no fake.
+// Methods of google.iam.admin.v1.IAM the fake does not serve, or serves in
+// part: SignBlob and SignJwt (deprecated for the IAM Service Account
+// Credentials API) and QueryAuditableServices answer UNIMPLEMENTED over gRPC
+// and 501 over REST; LintPolicy lints a condition's CEL and answers
+// UNIMPLEMENTED for anything else.
 const (
 	MethodSignBlob               = "/google.iam.admin.v1.IAM/SignBlob"
 	MethodSignJwt                = "/google.iam.admin.v1.IAM/SignJwt"

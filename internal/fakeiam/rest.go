@@ -54,7 +54,8 @@ import (
 // LegacyReason), details (such as a google.rpc.RetryInfo) in their JSON
 // form with "@type". The admin
 // methods the fake does not serve (:signBlob, :signJwt,
-// iamPolicies:lintPolicy, iamPolicies:queryAuditableServices) answer 501
+// iamPolicies:queryAuditableServices, iamPolicies:lintPolicy without a
+// condition) answer 501
 // UNIMPLEMENTED through the fault layer and the call log, as over gRPC, and
 // so does any other path: never 404, which a caller that retries NOT_FOUND
 // would wait out.
