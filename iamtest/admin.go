@@ -76,3 +76,12 @@ func (s *Server) ResetCallerPermissions(resource string) { s.fake.ResetCallerPer
 // (projects are taken to be in an organization, where the rule does not
 // apply).
 func (s *Server) SetProjectsWithoutOrganization(on bool) { s.fake.SetProjectsWithoutOrganization(on) }
+
+// SetRESTQueryBindsBodyFields chooses whether, on the REST face, a query
+// parameter naming a request field is bound to it on a method whose whole
+// request is the body (body: "*", such as :setIamPolicy and :getIamPolicy).
+// google/api/http.proto says such a method has no query parameters; what
+// Google's front end does with one is unverified. Default: off, such
+// parameters are ignored. Methods without a body (GET, DELETE) and with a
+// field body (PATCH of a role) bind them either way.
+func (s *Server) SetRESTQueryBindsBodyFields(on bool) { s.fake.SetRESTQueryBindsBodyFields(on) }

@@ -117,6 +117,7 @@
 //	SetCallerPermissions,
 //	ResetCallerPermissions        the caller holds every well-formed permission
 //	SetProjectsWithoutOrganization off: a project's last owner may be removed
+//	SetRESTQueryBindsBodyFields   off: query parameters of a body "*" REST method are ignored
 //
 // Fixed by IAM's documentation, not by a control: 10 user-managed keys per
 // account, display_name at most 100 bytes and description 256, custom role

@@ -21,6 +21,7 @@ type fidelity struct {
 	shuffle         bool
 	accountQuota    int // service accounts per project (SetServiceAccountQuota)
 	noOrgProjects   bool
+	queryBindsBody  bool // SetRESTQueryBindsBodyFields
 }
 
 func defaultFidelity() fidelity {

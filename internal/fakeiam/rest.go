@@ -43,7 +43,12 @@ import (
 // (iam/v1, cloudresourcemanager/v3) and GAPIC REST clients
 // (NewIamPolicyRESTClient, NewProjectsRESTClient, ...) pointed at it with
 // option.WithEndpoint work unchanged. Request bodies and query parameters
-// are read as protojson (unknown fields skipped); answers are written as
+// are read as Google's front end reads them: protojson, where a JSON name
+// that is no field of the request answers 400 "Invalid JSON payload
+// received. Unknown name ..." with a google.rpc.BadRequest; query
+// parameters are bound to request fields, except on a method whose body is
+// the whole request (see SetRESTQueryBindsBodyFields); the fields= system
+// parameter selects the fields of the answer. Answers are written as
 // protojson. Each call is logged under its gRPC method name, with the
 // x-retry-attempt header as its Attempt, and faults set for that method
 // (or AnyMethod) apply as on gRPC: an injected error, or a lost answer
@@ -223,15 +228,30 @@ func (h *restHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			body = fixFieldMasks(body, target.ProtoReflect().Descriptor())
+			if name, at, ok := unknownJSONName(body, target.ProtoReflect().Descriptor()); ok {
+				writeRESTError(w, unknownNameError(name, at))
+				return
+			}
 			if err := restIn.Unmarshal(body, target); err != nil {
 				writeRESTError(w, status.Errorf(codes.InvalidArgument, "Invalid JSON payload received. %v", err))
 				return
 			}
 		}
 	}
-	if err := setQuery(req.ProtoReflect(), r.URL.Query()); err != nil {
-		writeRESTError(w, err)
-		return
+	query := r.URL.Query()
+	var selected fieldTree
+	if f := query.Get("fields"); f != "" {
+		var err error
+		if selected, err = parseFields(f); err != nil {
+			writeRESTError(w, err)
+			return
+		}
+	}
+	if route.bodyField != "*" || h.s.fid().queryBindsBody {
+		if err := setQuery(req.ProtoReflect(), query); err != nil {
+			writeRESTError(w, err)
+			return
+		}
 	}
 	if route.nameField != "" {
 		setField(req.ProtoReflect(), route.nameField, name)
@@ -252,6 +272,9 @@ func (h *restHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeRESTError(w, status.Errorf(codes.Internal, "fakeiam: encoding the answer: %v", err))
 		return
 	}
+	if selected != nil {
+		out = selectFields(out, selected)
+	}
 	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
 	_, _ = w.Write(out)
 }
@@ -265,8 +288,8 @@ func setString(m protoreflect.Message, field, v string) {
 
 // setQuery sets the scalar fields named by the query's keys (JSON names,
 // dotted through messages: options.requestedPolicyVersion). Keys that name
-// no field, and the system parameters ($alt, alt, prettyPrint, key, ...),
-// are skipped, as Google's front ends skip them.
+// no field, and the system parameters ($alt, alt, prettyPrint, key,
+// fields, ...), are skipped.
 func setQuery(m protoreflect.Message, q map[string][]string) error {
 	for key, vals := range q {
 		if len(vals) == 0 || strings.HasPrefix(key, "$") {
