@@ -131,6 +131,8 @@ func TestCustomRoleLifeCycleGRPC(t *testing.T) {
 	}
 	err = c.grant("projects/q", name, "user:b@example.com")
 	wantErr(t, "granting a deleted role", err, codes.InvalidArgument, name)
+	err = c.grant("projects/p", name, "user:b@example.com")
+	wantErr(t, "granting a deleted role to one more member", err, codes.InvalidArgument, name)
 	if err := c.grant("projects/p", "roles/viewer", "user:c@example.com"); err != nil {
 		t.Fatalf("a policy that keeps the deleted role's binding must stay writable: %v", err)
 	}

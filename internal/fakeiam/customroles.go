@@ -126,21 +126,26 @@ func (st *state) removeRoleBindingsLocked(role string, now time.Time) {
 	}
 }
 
-// checkCustomRoleGrantsLocked refuses a binding of a custom role the fake
-// holds as deleted (or purged) unless cur already binds it: "When a role is
-// deleted, its bindings remain, but are inactive" (creating-custom-roles),
-// and a deleted role cannot be granted anew. Custom roles the fake never
-// saw are not checked (see SetKnownRolesOnly). st.mu must be held.
+// checkCustomRoleGrantsLocked refuses to grant a custom role the fake holds
+// as deleted (or purged) to a member cur does not already grant it to:
+// "When a role is deleted, its bindings remain, but are inactive"
+// (creating-custom-roles), and a deleted role cannot be granted anew (the
+// message is the fake's). Custom roles the fake never saw are not checked
+// (see SetKnownRolesOnly). st.mu must be held.
 func (st *state) checkCustomRoleGrantsLocked(cur *iampb.Policy, next []*iampb.Binding) error {
 	for _, b := range next {
 		cr, ok := st.customRoles[b.GetRole()]
 		if !ok || cr.deletedAt.IsZero() {
 			continue
 		}
-		if !cr.purged && slices.ContainsFunc(cur.GetBindings(), func(c *iampb.Binding) bool { return c.GetRole() == b.GetRole() }) {
-			continue
+		for _, m := range b.GetMembers() {
+			had := !cr.purged && slices.ContainsFunc(cur.GetBindings(), func(c *iampb.Binding) bool {
+				return c.GetRole() == b.GetRole() && slices.Contains(c.GetMembers(), m)
+			})
+			if !had {
+				return status.Errorf(codes.InvalidArgument, "Role %s is deleted and cannot be granted (to %s).", b.GetRole(), m)
+			}
 		}
-		return status.Errorf(codes.InvalidArgument, "Role %s is deleted and cannot be granted.", b.GetRole())
 	}
 	return nil
 }
