@@ -136,6 +136,9 @@ func (a *adminService) GetServiceAccountKey(_ context.Context, req *adminpb.GetS
 	default:
 		return nil, status.Errorf(codes.InvalidArgument, "invalid public_key_type %v", format)
 	}
+	if format != adminpb.ServiceAccountPublicKeyType_TYPE_NONE {
+		signingKey() // made once, outside the store's lock
+	}
 	st := a.s.state
 	st.mu.Lock()
 	defer st.mu.Unlock()
