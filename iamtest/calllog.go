@@ -13,6 +13,13 @@ type Call struct {
 	Code     codes.Code // the code answered: codes.OK for success
 	Time     time.Time  // when the call arrived, on the fake's clock
 	Injected bool       // the answer was an injected fault (an outage, a script, a rate, a lost answer), not the fake's own logic
+	// Applied says the server acted: the method's logic ran and succeeded,
+	// so a write committed, even when its answer was then lost (Injected
+	// and UNAVAILABLE). False when the call failed before acting (an
+	// injected fault before the method ran, or the fake's own refusal,
+	// which changes nothing). Counting the Applied calls of a write proves
+	// it landed exactly once.
+	Applied bool
 }
 
 // Calls returns the calls the fake answered since it started or since
@@ -25,7 +32,7 @@ func (s *Server) Calls() []Call {
 	fc := s.fake.Calls()
 	calls := make([]Call, len(fc))
 	for i, c := range fc {
-		calls[i] = Call{Method: Method(c.Method), Resource: c.Resource, Code: c.Code, Time: c.Time, Injected: c.Injected}
+		calls[i] = Call{Method: Method(c.Method), Resource: c.Resource, Code: c.Code, Time: c.Time, Injected: c.Injected, Applied: c.Applied}
 	}
 	return calls
 }

@@ -307,11 +307,11 @@ func TestCallsLogMethodResourceCodeAndInjected(t *testing.T) {
 	_, _ = c.admin.ListRoles(context.Background(), &adminpb.ListRolesRequest{}, noRetry)
 
 	want := []iamtest.Call{
-		{Method: iamtest.MethodCreateServiceAccount, Resource: "projects/p", Code: codes.OK},
+		{Method: iamtest.MethodCreateServiceAccount, Resource: "projects/p", Code: codes.OK, Applied: true},
 		{Method: iamtest.MethodGetServiceAccount, Resource: "projects/-/serviceAccounts/" + sa.Email, Code: codes.Unavailable, Injected: true},
-		{Method: iamtest.MethodGetIamPolicy, Resource: "projects/p", Code: codes.OK},
-		{Method: iamtest.MethodSetIamPolicy, Resource: "projects/p", Code: codes.OK},
-		{Method: iamtest.MethodListRoles, Resource: "", Code: codes.OK},
+		{Method: iamtest.MethodGetIamPolicy, Resource: "projects/p", Code: codes.OK, Applied: true},
+		{Method: iamtest.MethodSetIamPolicy, Resource: "projects/p", Code: codes.OK, Applied: true},
+		{Method: iamtest.MethodListRoles, Resource: "", Code: codes.OK, Applied: true},
 	}
 	got := srv.Calls()
 	for i := range got {

@@ -6,12 +6,23 @@
 //
 // It serves google.iam.v1.IAMPolicy (GetIamPolicy, SetIamPolicy,
 // TestIamPermissions for any resource name); google.iam.admin.v1.IAM
-// (service accounts, their keys and policies, predefined roles); and the IAM
-// methods of google.cloud.resourcemanager.v3 Projects, Folders and
-// Organizations, all backed by one policy store. It keeps IAM's semantics:
-// etags that move on every write, a stale etag answered ABORTED, policy
-// versions and conditions, member and role validation. Every other method of
-// those services answers UNIMPLEMENTED.
+// (service accounts: create, get, list, patch, update, delete, undelete,
+// enable, disable; their keys: create, upload, get, list, delete, enable,
+// disable; their policies; predefined and custom roles: create, get, list,
+// update, delete, undelete; QueryGrantableRoles, QueryTestablePermissions);
+// and the IAM methods of google.cloud.resourcemanager.v3 Projects, Folders
+// and Organizations, all backed by one policy store. It keeps IAM's
+// semantics: etags that move on every write (policies and custom roles), a
+// stale etag answered ABORTED, policy versions and conditions, member and
+// role validation, soft-deleted roles and accounts that can be undeleted
+// for a while (RoleUndeleteWindow, AccountUndeleteWindow) on the fake's
+// clock. Condition expressions are parsed as CEL (with cel-go): one that
+// does not parse is refused INVALID_ARGUMENT naming the problem, and
+// LintPolicy reports the same parse errors. What it does not serve (SignBlob
+// and SignJwt, deprecated for the IAM Credentials API; LintPolicy of
+// anything but a condition; QueryAuditableServices; the other
+// methods of the resourcemanager services) answers UNIMPLEMENTED over gRPC
+// and 501 over REST, never NOT_FOUND.
 //
 // A test makes a fake with NewServer, which stops it when the test ends:
 //
@@ -43,7 +54,9 @@
 // decorates every injected error; eventual consistency of new service
 // accounts (SetPropagationDelay, SetPropagationReads) is part of the fake's
 // answers. The call log (Calls, CountCalls) records every call with its
-// method, resource, code and whether the answer was injected.
+// method, resource, code, whether the answer was injected and whether the
+// server acted (Applied: a write whose answer was lost is logged Injected
+// and Applied, so "landed exactly once" can be proved from the log).
 //
 // # Data and fidelity
 //
@@ -71,6 +84,47 @@
 // whose rule for concurrent calls its doc gives; or testing/synctest's
 // synctest.Test, where the wall clock is a fake one that jumps ahead whenever
 // every goroutine of the test is blocked (see the synctest example).
+//
+// # Every control and its default
+//
+// Faults (all off until set; ResetFaults clears them):
+//
+//	SetOutage, ClearOutage        no outage
+//	SetLatency                    no latency
+//	FailNext, FailNextWith        no scripted failure
+//	SetFailureRate                rate 0
+//	LoseNextAnswers               no lost answer
+//	SetLostAnswerRate             rate 0 (AnyMethod: writes only)
+//	SetRetryInfo                  no RetryInfo detail
+//	ConcurrentWriteNext           no interleaved writer
+//	SetStaleEtagCode              ABORTED
+//	SetSeed (WithSeed)            seed 1
+//
+// Consistency and fidelity:
+//
+//	SetPropagationDelay           0 (new accounts visible at once)
+//	SetPropagationReads           0
+//	SetPropagationCodes           NOT_FOUND
+//	SetStaleReads                 0 (reads see the last write)
+//	SetConditionalRead            RefuseConditionalRead
+//	SetRefuseUnknownServiceAccounts off
+//	SetKeyCreationDisabled        off
+//	SetIAMMessages                off (injected messages start with "fakeiam: injected")
+//	SetKnownRolesOnly, AddRoles   off: every well-formed role is accepted
+//	SetShuffleBindings, SeedShuffle off: bindings in stored order
+//	RegisterProject, InviteOwner  registry off: every project exists; no invitation
+//	SetServiceAccountQuota        MaxServiceAccountsPerProject (100) per project
+//	SetCallerPermissions,
+//	ResetCallerPermissions        the caller holds every well-formed permission
+//	SetProjectsWithoutOrganization off: a project's last owner may be removed
+//	SetRESTQueryBindsBodyFields   off: query parameters of a body "*" REST method are ignored
+//
+// Fixed by IAM's documentation, not by a control: 10 user-managed keys per
+// account, display_name at most 100 bytes and description 256, custom role
+// IDs of 3 to 64 letters, digits, underscores and periods,
+// RoleUndeleteWindow (7 days) then RolePurgeWindow (30 days),
+// AccountUndeleteWindow (30 days), the empty TestIamPermissions answer for a
+// resource that does not exist.
 //
 // The fake shares no code with the iamretry packages it is used to test.
 package iamtest

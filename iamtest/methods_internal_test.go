@@ -30,7 +30,25 @@ func TestMethodsAreTheFakes(t *testing.T) {
 			t.Errorf("%s is not in knownMethods", m)
 		}
 	}
-	if len(knownMethods) != 23 {
-		t.Errorf("knownMethods has %d entries, want 23", len(knownMethods))
+	for m, want := range map[Method]string{
+		MethodUpdateServiceAccount: fakeiam.MethodUpdateServiceAccount, MethodPatchServiceAccount: fakeiam.MethodPatchServiceAccount,
+		MethodUndeleteServiceAccount: fakeiam.MethodUndeleteServiceAccount, MethodEnableServiceAccount: fakeiam.MethodEnableServiceAccount,
+		MethodDisableServiceAccount: fakeiam.MethodDisableServiceAccount, MethodListServiceAccountKeys: fakeiam.MethodListServiceAccountKeys,
+		MethodGetServiceAccountKey: fakeiam.MethodGetServiceAccountKey, MethodUploadServiceAccountKey: fakeiam.MethodUploadServiceAccountKey,
+		MethodDeleteServiceAccountKey: fakeiam.MethodDeleteServiceAccountKey, MethodDisableServiceAccountKey: fakeiam.MethodDisableServiceAccountKey,
+		MethodEnableServiceAccountKey: fakeiam.MethodEnableServiceAccountKey, MethodQueryGrantableRoles: fakeiam.MethodQueryGrantableRoles,
+		MethodCreateRole: fakeiam.MethodCreateRole, MethodUpdateRole: fakeiam.MethodUpdateRole,
+		MethodDeleteRole: fakeiam.MethodDeleteRole, MethodUndeleteRole: fakeiam.MethodUndeleteRole,
+		MethodQueryTestablePermissions: fakeiam.MethodQueryTestablePermissions,
+	} {
+		if string(m) != want {
+			t.Errorf("%s is %q in fakeiam", m, want)
+		}
+		if !knownMethods[m] {
+			t.Errorf("%s is not in knownMethods", m)
+		}
+	}
+	if len(knownMethods) != 23+len(adminMethods) {
+		t.Errorf("knownMethods has %d entries, want %d", len(knownMethods), 23+len(adminMethods))
 	}
 }

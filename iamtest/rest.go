@@ -29,9 +29,13 @@ func (s *Server) rest() *httptest.Server {
 // REST face, starting it on first use: the same store, faults and call log
 // as the gRPC face, with the HTTP/JSON transcoding of the IAM mixin
 // (:getIamPolicy, :setIamPolicy, :testIamPermissions on any resource), the
-// resourcemanager v3 IAM methods, and service accounts and their keys.
-// Errors are written as Google's REST APIs write them
-// ({"error": {"code", "message", "status", "details"}}). Point a discovery
+// resourcemanager v3 IAM methods, and the admin API's service accounts,
+// keys, roles and queries (the google.api.http rules of
+// google/iam/admin/v1/iam.proto). Errors are written as Google's REST APIs
+// write them ({"error": {"code", "message", "errors", "status", "details"}},
+// "errors" being the legacy [{"message", "domain", "reason"}] array that
+// googleapi.Error prints as ", badRequest"). What the fake does not serve
+// answers 501 UNIMPLEMENTED, never 404. Point a discovery
 // client (google.golang.org/api/iam/v1, cloudresourcemanager/v3) or a GAPIC
 // REST client at it with RESTClientOptions. Calls are logged under their
 // gRPC Method names.

@@ -80,11 +80,10 @@ func TestNotRetriedOneAttempt(t *testing.T) {
 			do: func(t *testing.T, g *e2eRig, k e2eKind) (string, error) {
 				if k.name == "admin.IamClient" {
 					// A read the fake does not implement: its own answer.
-					it := g.admin.QueryGrantableRolesIter(ctx, &adminpb.QueryGrantableRolesRequest{
+					_, err := g.admin.QueryAuditableServices(ctx, &adminpb.QueryAuditableServicesRequest{
 						FullResourceName: "//iam.googleapis.com/" + g.sa.Name,
 					})
-					_, err := it.Next()
-					return "/google.iam.admin.v1.IAM/QueryGrantableRoles", err
+					return "/google.iam.admin.v1.IAM/QueryAuditableServices", err
 				}
 				g.fake.FailNext(k.readMethod, 1, codes.Unimplemented)
 				return k.readMethod, k.read(ctx, g)

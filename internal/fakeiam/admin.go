@@ -39,9 +39,13 @@ func (a *adminService) CreateServiceAccount(_ context.Context, req *adminpb.Crea
 		return nil, status.Errorf(codes.InvalidArgument,
 			"invalid account_id %q: it must be 6 to 30 lowercase letters, digits or hyphens, start with a letter and not end with a hyphen", id)
 	}
+	if err := checkAccountFields(req.GetServiceAccount()); err != nil {
+		return nil, err
+	}
 	email := id + "@" + project + ".iam.gserviceaccount.com"
 	now := a.s.now()
 	_, reads := a.s.propagation()
+	quota := a.s.fid().accountQuota
 
 	st := a.s.state
 	st.mu.Lock()
@@ -52,6 +56,9 @@ func (a *adminService) CreateServiceAccount(_ context.Context, req *adminpb.Crea
 	if _, exists := st.accounts[email]; exists {
 		return nil, status.Errorf(codes.AlreadyExists,
 			"Service account %s already exists within project projects/%s.", id, project)
+	}
+	if st.countAccountsLocked(project) >= quota {
+		return nil, accountQuotaExceeded()
 	}
 	st.idSeq++
 	uid := uniqueID(st.idSeq)
@@ -145,7 +152,8 @@ func (a *adminService) ListServiceAccounts(_ context.Context, req *adminpb.ListS
 	return resp, nil
 }
 
-// DeleteServiceAccount removes an account with its keys and its policy, and
+// DeleteServiceAccount removes an account with its keys and its policy
+// (kept AccountUndeleteWindow for UndeleteServiceAccount), and
 // turns every binding member serviceAccount:EMAIL that named it into
 // deleted:serviceAccount:EMAIL?uid=UNIQUE_ID, as the comment of
 // google.iam.v1.Binding.members documents ("An email address (plus unique
@@ -161,6 +169,7 @@ func (a *adminService) DeleteServiceAccount(_ context.Context, req *adminpb.Dele
 		return nil, err
 	}
 	delete(st.accounts, acc.sa.Email)
+	st.deletedAccounts[acc.sa.UniqueId] = &deletedAccount{acc: acc, policy: st.policies[acc.sa.Name], at: now}
 	delete(st.policies, acc.sa.Name)
 	delete(st.prev, acc.sa.Name)
 	st.markDeletedLocked("serviceAccount:"+acc.sa.Email, "deleted:serviceAccount:"+acc.sa.Email+"?uid="+acc.sa.UniqueId, now)

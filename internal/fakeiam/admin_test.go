@@ -170,7 +170,7 @@ func TestAdminUnimplemented(t *testing.T) {
 	f := newFixture(t)
 	_, err := f.admin.SignBlob(ctx, &adminpb.SignBlobRequest{Name: "x"})
 	wantCode(t, err, codes.Unimplemented, "")
-	_, err = f.admin.CreateRole(ctx, &adminpb.CreateRoleRequest{})
+	_, err = f.admin.LintPolicy(ctx, &adminpb.LintPolicyRequest{})
 	wantCode(t, err, codes.Unimplemented, "")
 	if c := f.srv.Calls(); len(c) != 2 || c[0].Code != codes.Unimplemented || c[0].Injected {
 		t.Fatalf("log %+v", c)

@@ -18,6 +18,13 @@ type Call struct {
 	Code     codes.Code // the code answered; codes.OK for success
 	Attempt  string     // the x-retry-attempt metadata value, "" if absent
 	Injected bool       // the answer was an injected fault (not the fake's logic)
+	// Applied says the server acted: the method's own logic ran and
+	// succeeded, so a write committed, even when its answer was then lost
+	// (Injected, UNAVAILABLE). False when the call failed before acting: an
+	// injected fault before the handler, or the fake's own refusal (which
+	// changes nothing). A test proves "landed exactly once" by counting the
+	// Applied calls of a write method.
+	Applied bool
 }
 
 // callLog is the thread-safe list of calls, in order of completion.

@@ -22,9 +22,9 @@ func TestCallLog(t *testing.T) {
 	_, _ = f.policy.SetIamPolicy(ctx, &iampb.SetIamPolicyRequest{Resource: "projects/f", Policy: &iampb.Policy{}})
 
 	want := []Call{
-		{Method: MethodGetIamPolicy, Resource: "projects/f", Time: t0, Code: codes.OK},
+		{Method: MethodGetIamPolicy, Resource: "projects/f", Time: t0, Code: codes.OK, Applied: true},
 		{Method: MethodGetIamPolicy, Resource: "projects/f", Time: t0.Add(time.Second), Code: codes.Unavailable, Attempt: "2", Injected: true},
-		{Method: MethodSetIamPolicy, Resource: "projects/f", Time: t0.Add(time.Second), Code: codes.OK, Attempt: "3"},
+		{Method: MethodSetIamPolicy, Resource: "projects/f", Time: t0.Add(time.Second), Code: codes.OK, Attempt: "3", Applied: true},
 	}
 	got := f.srv.Calls()
 	if len(got) != len(want) {

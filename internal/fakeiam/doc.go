@@ -5,13 +5,17 @@
 //
 //   - google.iam.v1.IAMPolicy: GetIamPolicy, SetIamPolicy and
 //     TestIamPermissions for any resource name;
-//   - google.iam.admin.v1.IAM: service accounts (create, get, list, delete),
-//     service account keys (create), predefined roles (get, list), and the
-//     policies of service accounts;
+//   - google.iam.admin.v1.IAM: service accounts (create, get, list, patch,
+//     update, delete, undelete, enable, disable), service account keys
+//     (create, upload, get, list, delete, enable, disable), predefined and
+//     custom roles (create, get, list, update, delete, undelete),
+//     QueryGrantableRoles, QueryTestablePermissions, and the policies of
+//     service accounts;
 //   - google.cloud.resourcemanager.v3 Projects, Folders and Organizations:
 //     their GetIamPolicy, SetIamPolicy and TestIamPermissions.
 //
-// Every other method of those services answers UNIMPLEMENTED. All the policy
+// Every other method of those services answers UNIMPLEMENTED (501 over
+// REST: see RESTHandler). All the policy
 // methods share one store, so a policy written through one service is read
 // through the others.
 //
@@ -37,7 +41,12 @@
 // allUsers, allAuthenticatedUsers and uninvited user owners. IAM's limits
 // (MaxPrincipals, MaxGroups, MaxConditionalBindingsPerRoleAndPrincipal,
 // MaxUserManagedKeys) are enforced with IAM's messages where known.
-// TestIamPermissions grants every well-formed permission.
+// TestIamPermissions grants every well-formed permission unless
+// SetCallerPermissions says otherwise, and answers the empty set for a
+// resource that does not exist. Custom roles have etags of their own
+// (UpdateRole and DeleteRole with a stale one answer ABORTED), are soft
+// deleted, undeletable for RoleUndeleteWindow and then purged with their
+// bindings.
 //
 // Where IAM's behaviour is undocumented or depends on what the caller can
 // see, a control chooses it, with a documented default: RegisterProject (a

@@ -369,7 +369,7 @@ func (f *faults) interleaveWrite(method string) bool {
 // script gave one, else with msg (prefixed by InjectedPrefix) or, when
 // iamMessages is on, IAM's message for code, and the details IAM attaches
 // to code. A RetryInfo is added when SetRetryInfo is set.
-func (f *faults) injectedError(code codes.Code, ready error, method, msg string, iamMessages bool) error {
+func (f *faults) injectedError(code codes.Code, ready error, method, resource, msg string, iamMessages bool) error {
 	f.mu.Lock()
 	delay := f.retryInfo
 	f.mu.Unlock()
@@ -378,9 +378,9 @@ func (f *faults) injectedError(code codes.Code, ready error, method, msg string,
 	case ready != nil:
 		st = status.Convert(ready)
 	case iamMessages:
-		st = withDetails(status.New(code, iamMessage(code)), injectedDetails(code, method)...)
+		st = withDetails(status.New(code, iamMessage(code)), injectedDetails(code, method, resource)...)
 	default:
-		st = withDetails(status.New(code, InjectedPrefix+msg), injectedDetails(code, method)...)
+		st = withDetails(status.New(code, InjectedPrefix+msg), injectedDetails(code, method, resource)...)
 	}
 	if delay > 0 {
 		st = withDetails(st, &errdetails.RetryInfo{RetryDelay: durationpb.New(delay)})

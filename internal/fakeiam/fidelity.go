@@ -19,10 +19,13 @@ type fidelity struct {
 	iamMessages     bool
 	knownRolesOnly  bool
 	shuffle         bool
+	accountQuota    int // service accounts per project (SetServiceAccountQuota)
+	noOrgProjects   bool
+	queryBindsBody  bool // SetRESTQueryBindsBodyFields
 }
 
 func defaultFidelity() fidelity {
-	return fidelity{propCodes: []codes.Code{codes.NotFound}}
+	return fidelity{propCodes: []codes.Code{codes.NotFound}, accountQuota: MaxServiceAccountsPerProject}
 }
 
 // fid returns a copy of the current fidelity controls.

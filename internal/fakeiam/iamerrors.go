@@ -33,7 +33,7 @@ const quotaMessage = "Quota exceeded for quota metric 'Read requests' and limit 
 // one with SetRetryInfo). Source: https://cloud.google.com/docs/quotas/troubleshoot.
 func QuotaExceededError() error {
 	return withDetails(status.New(codes.ResourceExhausted, quotaMessage),
-		injectedDetails(codes.ResourceExhausted, "")...).Err()
+		injectedDetails(codes.ResourceExhausted, "", "")...).Err()
 }
 
 // PermissionDeniedError returns the PERMISSION_DENIED error IAM answers when
@@ -100,12 +100,15 @@ func iamMessage(code codes.Code) string {
 }
 
 // injectedDetails are the details IAM attaches to an error of code: an
-// ErrorInfo for PERMISSION_DENIED and RESOURCE_EXHAUSTED, nothing else.
-func injectedDetails(code codes.Code, method string) []protoadapt.MessageV1 {
+// ErrorInfo for PERMISSION_DENIED (with the permission the method needs on
+// resource, and the domain of the service that owns it, as
+// PermissionDeniedError) and RESOURCE_EXHAUSTED, nothing else.
+func injectedDetails(code codes.Code, method, resource string) []protoadapt.MessageV1 {
 	switch code {
 	case codes.PermissionDenied:
-		return []protoadapt.MessageV1{&errdetails.ErrorInfo{Reason: ReasonPermissionDenied, Domain: "iam.googleapis.com",
-			Metadata: map[string]string{"method": method}}}
+		perm, domain := permissionFor(method, resource)
+		return []protoadapt.MessageV1{&errdetails.ErrorInfo{Reason: ReasonPermissionDenied, Domain: domain,
+			Metadata: map[string]string{"method": method, "permission": perm, "resource": resource}}}
 	case codes.ResourceExhausted:
 		return []protoadapt.MessageV1{
 			&errdetails.ErrorInfo{Reason: ReasonRateLimitExceeded, Domain: "googleapis.com", Metadata: map[string]string{

@@ -15,7 +15,8 @@ import (
 // injected latency; an outage, script or rate failure
 // (decided before the handler, which then does not run); a concurrent write
 // slipped in before a SetIamPolicy; the handler; a lost answer (decided after
-// a successful handler, whose write stays committed).
+// a successful handler, whose write stays committed; the call is logged
+// Applied).
 func (s *Server) intercept(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
 	method := info.FullMethod
 	call := Call{Method: method, Resource: resourceOf(req), Time: s.now(), Attempt: attemptOf(ctx)}
@@ -26,7 +27,7 @@ func (s *Server) intercept(ctx context.Context, req any, info *grpc.UnaryServerI
 
 	if code, ok := s.faults.down(method); ok {
 		call.Injected = true
-		return nil, s.faults.injectedError(code, nil, method, "outage: "+code.String()+" for "+method, s.fid().iamMessages)
+		return nil, s.faults.injectedError(code, nil, method, call.Resource, "outage: "+code.String()+" for "+method, s.fid().iamMessages)
 	}
 	if d := s.faults.latencyFor(method); d > 0 {
 		if err := s.sleep(ctx, d); err != nil {
@@ -36,15 +37,16 @@ func (s *Server) intercept(ctx context.Context, req any, info *grpc.UnaryServerI
 	iamMessages := s.fid().iamMessages
 	if code, ready, ok := s.faults.decide(method, s.now()); ok {
 		call.Injected = true
-		return nil, s.faults.injectedError(code, ready, method, code.String()+" for "+method, iamMessages)
+		return nil, s.faults.injectedError(code, ready, method, call.Resource, code.String()+" for "+method, iamMessages)
 	}
 	if set, ok := req.(*iampb.SetIamPolicyRequest); ok && set.GetResource() != "" && s.faults.interleaveWrite(method) {
 		s.bumpEtag(set.GetResource())
 	}
 	resp, err = handler(ctx, req)
+	call.Applied = err == nil
 	if err == nil && s.faults.loseAnswer(method) {
 		call.Injected = true
-		return nil, s.faults.injectedError(codes.Unavailable, nil, method, "lost answer for "+method+" (the call was applied)", iamMessages)
+		return nil, s.faults.injectedError(codes.Unavailable, nil, method, call.Resource, "lost answer for "+method+" (the call was applied)", iamMessages)
 	}
 	return resp, err
 }

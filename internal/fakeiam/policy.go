@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"math/rand/v2"
+	"slices"
 	"strings"
 
 	"cloud.google.com/go/iam/apiv1/iampb"
@@ -30,8 +31,9 @@ func (p *policyService) SetIamPolicy(_ context.Context, req *iampb.SetIamPolicyR
 	return p.s.setPolicy(req, nil)
 }
 
-// TestIamPermissions answers every valid permission asked for: the fake's
-// caller holds them all.
+// TestIamPermissions answers the permissions asked for that the caller
+// holds: all of them unless SetCallerPermissions says otherwise; none for a
+// resource that does not exist.
 func (p *policyService) TestIamPermissions(_ context.Context, req *iampb.TestIamPermissionsRequest) (*iampb.TestIamPermissionsResponse, error) {
 	return p.s.testPermissions(req, nil)
 }
@@ -75,6 +77,7 @@ func (s *Server) getPolicy(resource string, requested int32, resolve resolver) (
 	st := s.state
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	st.sweepRolesLocked(now)
 	key, err := st.resolveLocked(resource, "getIamPolicy", resolve)
 	if err != nil {
 		return nil, err
@@ -164,6 +167,7 @@ func (s *Server) setPolicy(req *iampb.SetIamPolicyRequest, resolve resolver) (*i
 	st := s.state
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	st.sweepRolesLocked(now)
 	key, err := st.resolveLocked(req.GetResource(), "setIamPolicy", resolve)
 	if err != nil {
 		return nil, err
@@ -184,8 +188,16 @@ func (s *Server) setPolicy(req *iampb.SetIamPolicyRequest, resolve resolver) (*i
 				return nil, err
 			}
 		}
+		if err := st.checkCustomRoleGrantsLocked(cur, bindings); err != nil {
+			return nil, err
+		}
 		if err := st.checkProjectRules(key, cur, bindings); err != nil {
 			return nil, err
+		}
+		if fid.noOrgProjects {
+			if err := checkLastOwner(key, cur, bindings); err != nil {
+				return nil, err
+			}
 		}
 		if err := st.checkGrantsLocked(cur, bindings, now, delay, fid.refuseUnknownSA); err != nil {
 			return nil, err
@@ -235,10 +247,22 @@ func (s *Server) testPermissions(req *iampb.TestIamPermissionsRequest, resolve r
 	}
 	st := s.state
 	st.mu.Lock()
-	_, err := st.resolveLocked(req.GetResource(), "testIamPermissions", resolve)
-	st.mu.Unlock()
+	defer st.mu.Unlock()
+	key, err := st.resolveLocked(req.GetResource(), "testIamPermissions", resolve)
+	if c := status.Code(err); c == codes.NotFound || c == codes.PermissionDenied {
+		// "If the resource does not exist, this will return an empty set of
+		// permissions, not a NOT_FOUND error." (google/iam/v1/iam_policy.proto)
+		return &iampb.TestIamPermissionsResponse{}, nil
+	}
 	if err != nil {
 		return nil, err
 	}
-	return &iampb.TestIamPermissionsResponse{Permissions: append([]string(nil), req.GetPermissions()...)}, nil
+	held, limited := st.heldPerms[key]
+	out := &iampb.TestIamPermissionsResponse{}
+	for _, p := range req.GetPermissions() {
+		if (!limited || slices.Contains(held, p)) && !slices.Contains(out.Permissions, p) {
+			out.Permissions = append(out.Permissions, p)
+		}
+	}
+	return out, nil
 }

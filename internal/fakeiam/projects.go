@@ -138,7 +138,7 @@ func (st *state) checkProjectRules(key string, cur *iampb.Policy, next []*iampb.
 					fmt.Sprintf("Project does not support allUsers and allAuthenticatedUsers as members in a Binding of a Policy (member %s, role %s).", m, b.Role))
 			}
 			if b.Role == "roles/owner" && strings.HasPrefix(m, "user:") && !owners[m] && !st.invited[key+" "+m] {
-				return badRequest("policy.bindings.members",
+				return soloMustInviteOwners(m, b.Role,
 					fmt.Sprintf("%s must be invited and accept the invitation to be granted roles/owner on %s (SOLO_MUST_INVITE_OWNERS).", m, key))
 			}
 		}
@@ -167,7 +167,7 @@ func (s *Server) AddRoles(roles ...string) {
 // role it does not support on a resource. st.mu must be held.
 func (st *state) checkKnownRoles(bs []*iampb.Binding) error {
 	for _, b := range bs {
-		known := st.roles[b.Role] || slices.ContainsFunc(predefinedRoles, func(r *adminpb.Role) bool { return r.Name == b.Role })
+		known := st.roles[b.Role] || st.liveCustomRoleLocked(b.Role) || slices.ContainsFunc(predefinedRoles, func(r *adminpb.Role) bool { return r.Name == b.Role })
 		if !known {
 			return status.Errorf(codes.InvalidArgument, "Role %s is not supported for this resource.", b.Role)
 		}

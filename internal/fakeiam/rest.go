@@ -2,6 +2,7 @@ package fakeiam
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -28,23 +29,41 @@ import (
 //	     projects/*/serviceAccounts/*)
 //	POST /v3/{projects,folders,organizations}/*:getIamPolicy, ...
 //	     (google.cloud.resourcemanager.v3)
-//	GET, POST /v1/projects/*/serviceAccounts; GET, DELETE
-//	     /v1/projects/*/serviceAccounts/*; POST .../serviceAccounts/*/keys
-//	     (google.iam.admin.v1.IAM)
+//	GET, POST /v1/projects/*/serviceAccounts; GET, PUT, PATCH, DELETE
+//	     /v1/projects/*/serviceAccounts/*, POST ...:enable, :disable,
+//	     :undelete; GET, POST .../keys, POST .../keys:upload; GET, DELETE
+//	     .../keys/*, POST .../keys/*:enable, :disable; GET /v1/roles,
+//	     /v1/roles/*; GET, POST /v1/{projects,organizations}/*/roles; GET,
+//	     PATCH, DELETE .../roles/*, POST .../roles/*:undelete; POST
+//	     /v1/roles:queryGrantableRoles, /v1/permissions:queryTestablePermissions
+//	     (google.iam.admin.v1.IAM, the google.api.http rules of
+//	     google/iam/admin/v1/iam.proto)
 //
 // on any host, so the google.golang.org/api discovery clients
 // (iam/v1, cloudresourcemanager/v3) and GAPIC REST clients
 // (NewIamPolicyRESTClient, NewProjectsRESTClient, ...) pointed at it with
 // option.WithEndpoint work unchanged. Request bodies and query parameters
-// are read as protojson (unknown fields skipped); answers are written as
+// are read as Google's front end reads them: protojson, where a JSON name
+// that is no field of the request answers 400 "Invalid JSON payload
+// received. Unknown name ..." with a google.rpc.BadRequest; query
+// parameters are bound to request fields, except on a method whose body is
+// the whole request (see SetRESTQueryBindsBodyFields); the fields= system
+// parameter selects the fields of the answer. Answers are written as
 // protojson. Each call is logged under its gRPC method name, with the
 // x-retry-attempt header as its Attempt, and faults set for that method
 // (or AnyMethod) apply as on gRPC: an injected error, or a lost answer
 // after the handler committed. Errors are written as Google's REST APIs
 // write them: the HTTP status of the code and
-// {"error": {"code", "message", "status", "details"}}, details (such as a
-// google.rpc.RetryInfo) in their JSON form with "@type". Anything else
-// answers 404 with status NOT_FOUND.
+// {"error": {"code", "message", "errors", "status", "details"}}, "errors"
+// the legacy array [{"message", "domain": "global", "reason"}] (see
+// LegacyReason), details (such as a google.rpc.RetryInfo) in their JSON
+// form with "@type". The admin
+// methods the fake does not serve (:signBlob, :signJwt,
+// iamPolicies:queryAuditableServices, iamPolicies:lintPolicy without a
+// condition) answer 501
+// UNIMPLEMENTED through the fault layer and the call log, as over gRPC, and
+// so does any other path: never 404, which a caller that retries NOT_FOUND
+// would wait out.
 func (s *Server) RESTHandler() http.Handler {
 	return &restHandler{s: s, routes: s.restRoutes()}
 }
@@ -134,6 +153,7 @@ func (s *Server) restRoutes() []restRoute {
 				return adm.CreateServiceAccountKey(ctx, r.(*adminpb.CreateServiceAccountKeyRequest))
 			}},
 	)
+	routes = append(routes, adminRESTRoutes(adm)...)
 	// The IAM mixin on any other resource, last: the routes above are more
 	// specific.
 	routes = append(routes, iamMethods("v1/**", "/google.iam.v1.IAMPolicy/", pol)...)
@@ -191,7 +211,7 @@ var restIn = protojson.UnmarshalOptions{DiscardUnknown: true}
 func (h *restHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	route, name, ok := h.match(r.Method, r.URL.Path)
 	if !ok {
-		writeRESTError(w, status.Errorf(codes.NotFound, "fakeiam: no method for %s %s", r.Method, r.URL.Path))
+		writeRESTError(w, status.Errorf(codes.Unimplemented, "fakeiam: no method for %s %s", r.Method, r.URL.Path))
 		return
 	}
 	req := route.newReq()
@@ -202,17 +222,40 @@ func (h *restHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if len(strings.TrimSpace(string(body))) > 0 {
-			if err := restIn.Unmarshal(body, req); err != nil {
+			target, err := bodyTarget(req, route.bodyField)
+			if err != nil {
+				writeRESTError(w, err)
+				return
+			}
+			body = fixFieldMasks(body, target.ProtoReflect().Descriptor())
+			if name, at, ok := unknownJSONName(body, target.ProtoReflect().Descriptor()); ok {
+				writeRESTError(w, unknownNameError(name, at))
+				return
+			}
+			if err := restIn.Unmarshal(body, target); err != nil {
 				writeRESTError(w, status.Errorf(codes.InvalidArgument, "Invalid JSON payload received. %v", err))
 				return
 			}
 		}
 	}
-	if err := setQuery(req.ProtoReflect(), r.URL.Query()); err != nil {
-		writeRESTError(w, err)
-		return
+	query := r.URL.Query()
+	var selected fieldTree
+	if f := query.Get("fields"); f != "" {
+		var err error
+		if selected, err = parseFields(f); err != nil {
+			writeRESTError(w, err)
+			return
+		}
 	}
-	setString(req.ProtoReflect(), route.nameField, name)
+	if route.bodyField != "*" || h.s.fid().queryBindsBody {
+		if err := setQuery(req.ProtoReflect(), query); err != nil {
+			writeRESTError(w, err)
+			return
+		}
+	}
+	if route.nameField != "" {
+		setField(req.ProtoReflect(), route.nameField, name)
+	}
 
 	ctx := r.Context()
 	if v := r.Header.Get(AttemptHeader); v != "" {
@@ -229,6 +272,9 @@ func (h *restHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeRESTError(w, status.Errorf(codes.Internal, "fakeiam: encoding the answer: %v", err))
 		return
 	}
+	if selected != nil {
+		out = selectFields(out, selected)
+	}
 	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
 	_, _ = w.Write(out)
 }
@@ -242,8 +288,8 @@ func setString(m protoreflect.Message, field, v string) {
 
 // setQuery sets the scalar fields named by the query's keys (JSON names,
 // dotted through messages: options.requestedPolicyVersion). Keys that name
-// no field, and the system parameters ($alt, alt, prettyPrint, key, ...),
-// are skipped, as Google's front ends skip them.
+// no field, and the system parameters ($alt, alt, prettyPrint, key,
+// fields, ...), are skipped.
 func setQuery(m protoreflect.Message, q map[string][]string) error {
 	for key, vals := range q {
 		if len(vals) == 0 || strings.HasPrefix(key, "$") {
@@ -254,7 +300,7 @@ func setQuery(m protoreflect.Message, q map[string][]string) error {
 		var fd protoreflect.FieldDescriptor
 		for i, p := range parts {
 			fd = msg.Descriptor().Fields().ByJSONName(p)
-			if fd == nil || fd.IsList() || fd.IsMap() {
+			if fd == nil || fd.IsMap() || (fd.IsList() && i < len(parts)-1) {
 				fd = nil
 				break
 			}
@@ -267,6 +313,33 @@ func setQuery(m protoreflect.Message, q map[string][]string) error {
 			}
 		}
 		if fd == nil {
+			continue
+		}
+		if fd.Kind() == protoreflect.MessageKind {
+			if fd.IsList() || fd.Message().FullName() != "google.protobuf.FieldMask" {
+				continue
+			}
+			// A FieldMask is "a,b.c" in a query (google/protobuf/field_mask.proto's JSON form).
+			fm := msg.Mutable(fd).Message()
+			paths := fm.Mutable(fm.Descriptor().Fields().ByName("paths")).List()
+			for _, v := range vals {
+				for p := range strings.SplitSeq(v, ",") {
+					if p = strings.TrimSpace(p); p != "" {
+						paths.Append(protoreflect.ValueOfString(snakeCase(p)))
+					}
+				}
+			}
+			continue
+		}
+		if fd.IsList() {
+			list := msg.Mutable(fd).List()
+			for _, s := range vals {
+				v, err := scalar(fd, s)
+				if err != nil {
+					return status.Errorf(codes.InvalidArgument, "Invalid value at '%s' (%s), %q", key, fd.Kind(), s)
+				}
+				list.Append(v)
+			}
 			continue
 		}
 		v, err := scalar(fd, vals[0])
@@ -291,6 +364,14 @@ func scalar(fd protoreflect.FieldDescriptor, s string) (protoreflect.Value, erro
 	case protoreflect.BoolKind:
 		b, err := strconv.ParseBool(s)
 		return protoreflect.ValueOfBool(b), err
+	case protoreflect.BytesKind:
+		// Bytes travel base64-encoded, standard or URL alphabet, padded or not.
+		s = strings.TrimRight(s, "=")
+		if b, err := base64.RawStdEncoding.DecodeString(s); err == nil {
+			return protoreflect.ValueOfBytes(b), nil
+		}
+		b, err := base64.RawURLEncoding.DecodeString(s)
+		return protoreflect.ValueOfBytes(b), err
 	case protoreflect.EnumKind:
 		if ev := fd.Enum().Values().ByName(protoreflect.Name(s)); ev != nil {
 			return protoreflect.ValueOfEnum(ev.Number()), nil
@@ -306,23 +387,66 @@ func writeRESTError(w http.ResponseWriter, err error) {
 	st := status.Convert(err)
 	details := make([]json.RawMessage, 0, len(st.Proto().GetDetails()))
 	for _, d := range st.Proto().GetDetails() {
-		if b, err := protojson.Marshal(d); err == nil {
+		if b, err := (protojson.MarshalOptions{Resolver: detailResolver{}}).Marshal(d); err == nil {
 			details = append(details, b)
 		}
+	}
+	type legacy struct {
+		Message string `json:"message"`
+		Domain  string `json:"domain"`
+		Reason  string `json:"reason"`
 	}
 	type body struct {
 		Code    int               `json:"code"`
 		Message string            `json:"message"`
+		Errors  []legacy          `json:"errors"`
 		Status  string            `json:"status"`
 		Details []json.RawMessage `json:"details,omitempty"`
 	}
 	code := HTTPStatus(st.Code())
 	out, _ := json.Marshal(struct {
 		Error body `json:"error"`
-	}{body{Code: code, Message: st.Message(), Status: restStatusName(st.Code()), Details: details}})
+	}{body{Code: code, Message: st.Message(), Status: restStatusName(st.Code()), Details: details,
+		Errors: []legacy{{Message: st.Message(), Domain: "global", Reason: LegacyReason(st.Code())}}}})
 	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
 	w.WriteHeader(code)
 	_, _ = w.Write(out)
+}
+
+// LegacyReason is the reason of the legacy "errors" array that Google's
+// REST front end writes beside code, message, status and details (what
+// googleapi.Error prints after the message: "..., badRequest"): badRequest,
+// failedPrecondition, outOfRange, unauthorized, forbidden, notFound,
+// alreadyExists, aborted, rateLimitExceeded, canceled, notImplemented,
+// deadlineExceeded, and backendError for the other server errors.
+func LegacyReason(c codes.Code) string {
+	switch c {
+	case codes.InvalidArgument:
+		return "badRequest"
+	case codes.FailedPrecondition:
+		return "failedPrecondition"
+	case codes.OutOfRange:
+		return "outOfRange"
+	case codes.Unauthenticated:
+		return "unauthorized"
+	case codes.PermissionDenied:
+		return "forbidden"
+	case codes.NotFound:
+		return "notFound"
+	case codes.AlreadyExists:
+		return "alreadyExists"
+	case codes.Aborted:
+		return "aborted"
+	case codes.ResourceExhausted:
+		return "rateLimitExceeded"
+	case codes.Canceled:
+		return "canceled"
+	case codes.Unimplemented:
+		return "notImplemented"
+	case codes.DeadlineExceeded:
+		return "deadlineExceeded"
+	}
+	return "backendError"
 }
 
 // restStatusName is the google.rpc.Code enum name Google writes in "status".

@@ -2,6 +2,7 @@ package fakeiam
 
 import (
 	"context"
+	"slices"
 	"strings"
 
 	"cloud.google.com/go/iam/admin/apiv1/adminpb"
@@ -76,30 +77,31 @@ func roleView(r *adminpb.Role, view adminpb.RoleView) *adminpb.Role {
 	return c
 }
 
-// GetRole answers a predefined role with its permissions.
+// GetRole answers a predefined role, or a custom role (a deleted one with
+// deleted true, until it is purged), with its permissions.
 func (a *adminService) GetRole(_ context.Context, req *adminpb.GetRoleRequest) (*adminpb.Role, error) {
-	if err := validateRole(req.GetName()); err != nil {
-		return nil, err
-	}
-	for _, r := range predefinedRoles {
-		if r.Name == req.GetName() {
-			return roleView(r, adminpb.RoleView_FULL), nil
-		}
-	}
-	return nil, status.Errorf(codes.NotFound, "The role named %s was not found.", req.GetName())
+	return a.getRole(req.GetName())
 }
 
-// ListRoles lists the predefined roles (empty parent) paged; a project or
-// organization has no custom roles in the fake.
+// ListRoles lists the predefined roles (empty parent, or "roles") or the
+// custom roles of projects/P or organizations/O (deleted ones with
+// show_deleted), in view (BASIC, the default, omits the permissions), paged.
 func (a *adminService) ListRoles(_ context.Context, req *adminpb.ListRolesRequest) (*adminpb.ListRolesResponse, error) {
 	roles := predefinedRoles
 	if parent := req.GetParent(); parent != "" && parent != "roles" {
-		kind, id, _ := strings.Cut(parent, "/")
-		if (kind != "projects" && kind != "organizations") || id == "" || strings.Contains(id, "/") {
+		if !validRoleParent(parent) {
 			return nil, status.Errorf(codes.InvalidArgument,
 				"invalid parent %q: expected empty, projects/PROJECT_ID or organizations/ORG_ID", parent)
 		}
-		roles = nil
+		now := a.s.now()
+		st := a.s.state
+		st.mu.Lock()
+		st.sweepRolesLocked(now)
+		roles = st.customRolesLocked(parent, req.GetShowDeleted())
+		for i, r := range roles {
+			roles[i] = proto.Clone(r).(*adminpb.Role)
+		}
+		st.mu.Unlock()
 	}
 	from, to, next, err := page(len(roles), req.GetPageSize(), req.GetPageToken())
 	if err != nil {
@@ -108,6 +110,85 @@ func (a *adminService) ListRoles(_ context.Context, req *adminpb.ListRolesReques
 	resp := &adminpb.ListRolesResponse{NextPageToken: next}
 	for _, r := range roles[from:to] {
 		resp.Roles = append(resp.Roles, roleView(r, req.GetView()))
+	}
+	return resp, nil
+}
+
+// fullResourceParent maps a full resource name
+// (//cloudresourcemanager.googleapis.com/projects/P,
+// //iam.googleapis.com/projects/P/serviceAccounts/A,
+// //cloudresourcemanager.googleapis.com/organizations/O, ...) to the parent
+// whose custom roles apply there ("" for none), or fails INVALID_ARGUMENT.
+func fullResourceParent(full string) (string, error) {
+	rest, ok := strings.CutPrefix(full, "//")
+	host, path, _ := strings.Cut(rest, "/")
+	if !ok || !strings.HasSuffix(host, ".googleapis.com") || path == "" {
+		return "", status.Errorf(codes.InvalidArgument,
+			"invalid full_resource_name %q: expected //SERVICE.googleapis.com/RESOURCE, such as //cloudresourcemanager.googleapis.com/projects/PROJECT_ID", full)
+	}
+	parts := strings.Split(path, "/")
+	if len(parts) >= 2 && (parts[0] == "projects" || parts[0] == "organizations") && parts[1] != "" {
+		return parts[0] + "/" + parts[1], nil
+	}
+	return "", nil
+}
+
+// QueryGrantableRoles answers the roles grantable on a full resource name:
+// the predefined roles and the live custom roles of the project or
+// organization the name is in, sorted by name, in view, paged.
+func (a *adminService) QueryGrantableRoles(_ context.Context, req *adminpb.QueryGrantableRolesRequest) (*adminpb.QueryGrantableRolesResponse, error) {
+	parent, err := fullResourceParent(req.GetFullResourceName())
+	if err != nil {
+		return nil, err
+	}
+	roles := append([]*adminpb.Role(nil), predefinedRoles...)
+	if parent != "" {
+		now := a.s.now()
+		st := a.s.state
+		st.mu.Lock()
+		st.sweepRolesLocked(now)
+		for _, r := range st.customRolesLocked(parent, false) {
+			roles = append(roles, proto.Clone(r).(*adminpb.Role))
+		}
+		st.mu.Unlock()
+	}
+	from, to, next, err := page(len(roles), req.GetPageSize(), req.GetPageToken())
+	if err != nil {
+		return nil, err
+	}
+	resp := &adminpb.QueryGrantableRolesResponse{NextPageToken: next}
+	for _, r := range roles[from:to] {
+		resp.Roles = append(resp.Roles, roleView(r, req.GetView()))
+	}
+	return resp, nil
+}
+
+// QueryTestablePermissions answers the permissions testable on a full
+// resource name: those of the fake's predefined roles, sorted, GA and
+// supported in custom roles, paged.
+func (a *adminService) QueryTestablePermissions(_ context.Context, req *adminpb.QueryTestablePermissionsRequest) (*adminpb.QueryTestablePermissionsResponse, error) {
+	if _, err := fullResourceParent(req.GetFullResourceName()); err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, r := range predefinedRoles {
+		for _, p := range r.IncludedPermissions {
+			if !slices.Contains(names, p) {
+				names = append(names, p)
+			}
+		}
+	}
+	slices.Sort(names)
+	from, to, next, err := page(len(names), req.GetPageSize(), req.GetPageToken())
+	if err != nil {
+		return nil, err
+	}
+	resp := &adminpb.QueryTestablePermissionsResponse{NextPageToken: next}
+	for _, n := range names[from:to] {
+		resp.Permissions = append(resp.Permissions, &adminpb.Permission{
+			Name: n, Title: n, Stage: adminpb.Permission_GA,
+			CustomRolesSupportLevel: adminpb.Permission_SUPPORTED,
+		})
 	}
 	return resp, nil
 }

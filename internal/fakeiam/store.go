@@ -39,6 +39,10 @@ type state struct {
 	invited  map[string]bool   // "projects/ID member" invited to be an owner
 	roles    map[string]bool   // roles added with AddRoles
 	shuffle  *rand.Rand        // the order of answered bindings (SetShuffleBindings)
+
+	customRoles     map[string]*customRole     // custom role name -> role (customroles.go)
+	deletedAccounts map[string]*deletedAccount // unique ID -> deleted account (accountwrites.go)
+	heldPerms       map[string][]string        // resource -> the permissions the caller holds (SetCallerPermissions)
 }
 
 // written is the policy a resource held before a write, and when the write
@@ -67,6 +71,10 @@ func newState(seed int64) *state {
 		invited:  map[string]bool{},
 		roles:    map[string]bool{},
 		shuffle:  rand.New(rand.NewPCG(uint64(seed), pcgStream+1)),
+
+		customRoles:     map[string]*customRole{},
+		deletedAccounts: map[string]*deletedAccount{},
+		heldPerms:       map[string][]string{},
 	}
 }
 

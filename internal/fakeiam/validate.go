@@ -94,6 +94,9 @@ func validateBinding(b *iampb.Binding) error {
 			return status.Errorf(codes.InvalidArgument,
 				"invalid condition in binding for role %q: the condition title must not be empty", b.GetRole())
 		}
+		if err := checkCondition(b.GetRole(), c.GetExpression()); err != nil {
+			return err
+		}
 	}
 	return nil
 }
