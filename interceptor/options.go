@@ -174,7 +174,7 @@ func WithRetryNotFound() Option {
 // WithClassifier replaces the function that sorts failures into retry
 // classes (default: codes.OfError, whatever the method). It must not be nil.
 // Whatever it says, the Retrier never retries once the caller's context has
-// ended, retries Conflict only in the policy updater, and retries an attempt
+// ended, retries Conflict only in a read-modify-write (Transact), and retries an attempt
 // its own per-attempt timeout cut off. The method it is given is the gRPC
 // method, the name given to Retrier.Do, or policy.UpdateMethod.
 func WithClassifier(f func(method string, err error) codes.Class) Option {
