@@ -52,7 +52,10 @@ type ReadModifyWrite[T any] struct {
 	// Etag returns the etag of what Read returned ("" for none: such an
 	// object is never written, that would be a blind overwrite). A write
 	// refused FAILED_PRECONDITION is a conflict only when a fresh read
-	// shows the etag moved. Required.
+	// shows the etag moved. To create an object that is absent, have Read
+	// return a value that says so, Etag a token of your own for it
+	// ("absent"), Write create it, and Classify make the create's
+	// ALREADY_EXISTS (a concurrent create) codes.Conflict. Required.
 	Etag func(v T) string
 
 	// Conflicts is the schedule of the reruns after a conflict (default

@@ -23,7 +23,7 @@ import (
 // bounds each GetIamPolicy and SetIamPolicy call (each gets a context of
 // its own with that deadline); a read it cuts off is rerun.
 func TestUpdaterPerAttemptTimeoutBoundsEachCall(t *testing.T) {
-	const d = 20 * time.Millisecond
+	const d = 100 * time.Millisecond
 	e := newEnv(t)
 	h := &hookClient{Client: e.client}
 	check := func(what string, ctx context.Context) {
@@ -55,7 +55,9 @@ func TestUpdaterPerAttemptTimeoutBoundsEachCall(t *testing.T) {
 	if _, err := u.Update(context.Background(), res, policy.AddBinding("roles/viewer", "user:a@example.com")); err != nil {
 		t.Fatal(err)
 	}
-	if h.ngets.Load() != 2 || h.nsets.Load() != 1 {
+	// 2 reads and 1 write, unless a busy machine made a later call outlast
+	// the timeout too.
+	if h.ngets.Load() < 2 || h.nsets.Load() < 1 {
 		t.Fatalf("%d reads, %d writes; want the hung read cut off and rerun", h.ngets.Load(), h.nsets.Load())
 	}
 }
