@@ -488,3 +488,60 @@ func TestTransactRefusesBadInput(t *testing.T) {
 		t.Fatalf("calls %v", s.calls())
 	}
 }
+
+// TestTransactMetrics: writes and conflicts are counted by grpc.method: an
+// IAM method name as it is, a name of your own as "other".
+func TestTransactMetrics(t *testing.T) {
+	m := newMeterRig(t)
+	h := newHarness(t, m.option())
+	for _, method := range []string{"/google.iam.admin.v1.IAM/UpdateRole", "toy/Add"} {
+		s := &etagStore{steal: 1}
+		tx := s.add("a")
+		tx.Method = method
+		if _, err := interceptor.Transact(context.Background(), h.r, tx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ms := m.collect()
+	for _, attr := range []string{"google.iam.admin.v1.IAM/UpdateRole", "other"} {
+		method := map[string]string{"grpc.method": attr}
+		if n, ok := sum(t, ms, "iamretry.policy.update.writes", method); n != 2 {
+			t.Errorf("%s: writes %d (found %v), want 2", attr, n, ok)
+		}
+		if n, ok := sum(t, ms, "iamretry.policy.update.conflicts", method); n != 1 {
+			t.Errorf("%s: conflicts %d (found %v), want 1", attr, n, ok)
+		}
+		if n, ok := sum(t, ms, "iamretry.client.calls", method); n != 1 {
+			t.Errorf("%s: calls %d (found %v), want 1", attr, n, ok)
+		}
+	}
+}
+
+// TestTransactSpanEventsGoToCallers: with Callers, each failed attempt's
+// span event goes to the span of every caller it returns, not ctx's.
+func TestTransactSpanEventsGoToCallers(t *testing.T) {
+	rig := newSpanRig(t)
+	h := newHarness(t)
+	tr := rig.tp.Tracer("test")
+	c1, s1 := tr.Start(context.Background(), "caller 1")
+	c2, s2 := tr.Start(context.Background(), "caller 2")
+	batch, sb := tr.Start(context.Background(), "batch")
+	s := &etagStore{steal: 1}
+	tx := s.add("a")
+	tx.Callers = func() []context.Context { return []context.Context{c1, c2} }
+	if _, err := interceptor.Transact(batch, h.r, tx); err != nil {
+		t.Fatal(err)
+	}
+	s1.End()
+	s2.End()
+	sb.End()
+	for _, sp := range rig.exp.GetSpans() {
+		want := 1
+		if sp.Name == "batch" {
+			want = 0
+		}
+		if len(sp.Events) != want || (want == 1 && sp.Events[0].Name != "iamretry.retry") {
+			t.Errorf("span %s: events %+v, want %d iamretry.retry", sp.Name, sp.Events, want)
+		}
+	}
+}

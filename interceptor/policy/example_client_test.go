@@ -178,3 +178,40 @@ func ExampleUpdater_Update() {
 	// roles/editor [user:bob@example.com]
 	// InvalidArgument writes: 1
 }
+
+// WithConflictBackoff chooses the schedule of the reruns after a concurrent
+// change: DocumentedConflicts reruns on the Retrier's backoff (1.5 s here,
+// with a jitter draw of 0.5), as a transient failure is retried.
+func ExampleWithConflictBackoff() {
+	ctx := context.Background()
+	srv, err := iamtest.New()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+	r, err := interceptor.New(interceptor.WithClock(&exampleClock{}), interceptor.WithRandom(func() float64 { return 0.5 }),
+		interceptor.WithObserver(func(_ context.Context, a interceptor.Attempt) {
+			if a.Retrying {
+				fmt.Printf("attempt %d: %v, wait %v\n", a.N, a.Class, a.Wait)
+			}
+		}))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	u, err := policy.NewUpdater(policy.FromConn(srv.Conn()), r, policy.WithConflictBackoff(interceptor.DocumentedConflicts))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	srv.ConcurrentWriteNext(iamtest.MethodSetIamPolicy, 1)
+	if _, err := u.Update(ctx, "projects/my-project", policy.AddBinding("roles/viewer", "user:alice@example.com")); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("writes:", srv.CountCalls(iamtest.MethodSetIamPolicy))
+	// Output:
+	// attempt 1: Conflict, wait 1.5s
+	// writes: 2
+}
