@@ -36,6 +36,10 @@ const (
 // instruments' grpc.method).
 const updateMethod = "iamretry.policy/Update"
 
+// transactMethods are the Methods of this library's read-modify-writes
+// (Transact): grpc.method values of their own.
+var transactMethods = map[string]bool{updateMethod: true}
+
 // otherMethod is grpc.method for a method that is not one of the generated
 // IAM methods (gRFC A66), so that the attribute's cardinality stays bounded.
 const otherMethod = "other"
@@ -63,10 +67,9 @@ var (
 // methods SafeToRetry's table decides or the IAM methods another API
 // generates on its services (".../Projects/GetIamPolicy"); for a REST
 // request, the gRPC method it maps to; policy.UpdateMethod for an Updater
-// (its writes are its SetIamPolicy calls); for another Transact, its Method
-// when that is an IAM method as above (name it after its write method,
-// "/google.iam.admin.v1.IAM/UpdateRole", to see it), and "other" for
-// anything else (a name given to Retrier.Do among them), so
+// (its writes are its SetIamPolicy calls); the Method of a Transact when it
+// is one of this library's read-modify-writes; and "other" for anything
+// else (a name given to Retrier.Do or Transact among them), so
 // that cardinality stays bounded (gRFC A66); grpc.status, the code's name
 // ("UNAVAILABLE"), on calls that ended in error; iamretry.reason on gave_up:
 // deadline, context_deadline, max_attempts, budget, pushback, unsafe,
@@ -268,8 +271,8 @@ func (m *metrics) lookup(method string) *methodStats {
 
 // methodAttr is grpc.method's value for method (see WithMeterProvider).
 func methodAttr(method string) string {
-	if method == updateMethod {
-		return updateMethod
+	if transactMethods[method] {
+		return method
 	}
 	full := method
 	if !strings.HasPrefix(full, "/") {

@@ -176,7 +176,8 @@ func WithRetryNotFound() Option {
 // Whatever it says, the Retrier never retries once the caller's context has
 // ended, retries Conflict only in a read-modify-write (Transact), and retries an attempt
 // its own per-attempt timeout cut off. The method it is given is the gRPC
-// method, the name given to Retrier.Do, or policy.UpdateMethod.
+// method, the name given to Retrier.Do, or a Transact's Method
+// (policy.UpdateMethod for an Updater).
 func WithClassifier(f func(method string, err error) codes.Class) Option {
 	return func(c *config) {
 		if f == nil {

@@ -19,10 +19,11 @@ import (
 // pointer, say), or a value of your own that carries it.
 type ReadModifyWrite[T any] struct {
 	// Method names the transaction: the Method of its Attempts and the
-	// method the Retrier's classifier is given. It is also the grpc.method
-	// of its metrics when it is an IAM method (name it after the write
-	// method, "/google.iam.admin.v1.IAM/UpdateRole"; see WithMeterProvider);
-	// anything else is counted as "other". Required.
+	// method the Retrier's classifier is given. Its metrics count it under
+	// grpc.method "other" (see WithMeterProvider: this library's own
+	// read-modify-writes, policy.UpdateMethod, have values of their own);
+	// give it a name of your own, not a gRPC method's, whose calls the
+	// interceptor beneath counts. Required.
 	Method string
 	// Resource is the Resource of its Attempts (the object's name); may be "".
 	Resource string

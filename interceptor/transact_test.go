@@ -489,12 +489,13 @@ func TestTransactRefusesBadInput(t *testing.T) {
 	}
 }
 
-// TestTransactMetrics: writes and conflicts are counted by grpc.method: an
-// IAM method name as it is, a name of your own as "other".
+// TestTransactMetrics: writes and conflicts are counted by grpc.method:
+// this library's read-modify-writes under their Method, a name of your own
+// as "other".
 func TestTransactMetrics(t *testing.T) {
 	m := newMeterRig(t)
 	h := newHarness(t, m.option())
-	for _, method := range []string{"/google.iam.admin.v1.IAM/UpdateRole", "toy/Add"} {
+	for _, method := range []string{"iamretry.policy/Update", "toy/Add"} {
 		s := &etagStore{steal: 1}
 		tx := s.add("a")
 		tx.Method = method
@@ -503,7 +504,7 @@ func TestTransactMetrics(t *testing.T) {
 		}
 	}
 	ms := m.collect()
-	for _, attr := range []string{"google.iam.admin.v1.IAM/UpdateRole", "other"} {
+	for _, attr := range []string{"iamretry.policy/Update", "other"} {
 		method := map[string]string{"grpc.method": attr}
 		if n, ok := sum(t, ms, "iamretry.policy.update.writes", method); n != 2 {
 			t.Errorf("%s: writes %d (found %v), want 2", attr, n, ok)
