@@ -31,7 +31,9 @@ type ReadModifyWrite[T any] struct {
 	// Read reads the object. It must pass ctx on (an interceptor or
 	// RoundTripper beneath then leaves the retries to Transact) and turn
 	// its client's own retries off (gax.WithRetry(nil) on a GAPIC call).
-	// Required.
+	// Each attempt starts with it; within an attempt, it is called once
+	// more right after a write refused FAILED_PRECONDITION, for the fresh
+	// read that judges the refusal (see Etag). Required.
 	Read func(ctx context.Context) (T, error)
 	// Modify applies the change to what Read returned and returns the value
 	// to write and whether it changed anything. It may change v in place

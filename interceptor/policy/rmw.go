@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/fieldmaskpb"
 
+	"github.com/iamretry/iamretry/codes"
 	"github.com/iamretry/iamretry/interceptor"
 )
 
@@ -40,8 +41,12 @@ type rmw struct {
 	c        Client
 	resource string
 	changes  []*change
-	// out is each change's outcome in the last Modify.
+	// out is each change's outcome in the last attempt (made anew by each
+	// attempt's read).
 	out []outcome
+	// judging: the write was just refused FAILED_PRECONDITION, so the next
+	// read is Transact's fresh read that judges it, within the same attempt.
+	judging bool
 	// read is the policy the last Modify was given: the write keeps its
 	// version and compares its audit configs.
 	read *iampb.Policy
@@ -106,8 +111,14 @@ func (t *rmw) live() bool {
 	return slices.ContainsFunc(t.changes, func(c *change) bool { return !c.withdrawn() })
 }
 
-// readPolicy reads the policy, unless every caller has given up.
+// readPolicy reads the policy, unless every caller has given up. The read
+// that starts an attempt clears the outcomes of the one before.
 func (t *rmw) readPolicy(ctx context.Context) (*iampb.Policy, error) {
+	if t.judging {
+		t.judging = false
+	} else {
+		t.out = make([]outcome, len(t.changes))
+	}
 	if !t.live() {
 		return nil, gone(ctx)
 	}
@@ -126,7 +137,6 @@ func (t *rmw) readPolicy(ctx context.Context) (*iampb.Policy, error) {
 // and records each change's outcome. It returns the policy to write, or
 // read itself when nothing changed.
 func (t *rmw) modify(read *iampb.Policy) (*iampb.Policy, bool, error) {
-	t.out = make([]outcome, len(t.changes))
 	t.read = read
 	work := proto.Clone(read).(*iampb.Policy)
 	count := principals(work)
@@ -170,6 +180,7 @@ func (t *rmw) modify(read *iampb.Policy) (*iampb.Policy, bool, error) {
 func (t *rmw) write(ctx context.Context, work *iampb.Policy) (*iampb.Policy, error) {
 	written, err := t.c.SetIamPolicy(ctx, writeRequest(t.resource, t.read, work), noGAXRetry)
 	if err != nil {
+		t.judging = codes.CodeOf(err) == grpccodes.FailedPrecondition
 		if missingMember(err) {
 			return nil, &notVisibleError{err: err, alone: !t.probe && t.liveCount() == 1}
 		}
