@@ -546,3 +546,49 @@ func TestTransactSpanEventsGoToCallers(t *testing.T) {
 		}
 	}
 }
+
+// TestTransactLongRunningWrite: a write that is a long-running operation (a
+// deny policy's UpdatePolicy) waits for it inside Write. A poll that fails
+// is a failure of the write: a fresh read finds the change made, nothing is
+// written twice. A stale etag reported as the operation's error is a
+// conflict: rerun from the read.
+func TestTransactLongRunningWrite(t *testing.T) {
+	type op struct {
+		done *toyDoc
+		err  error
+	}
+	run := func(s *etagStore, polls []error) (*harness, error) {
+		h := newHarness(t)
+		tx := s.add("a")
+		tx.Write = func(ctx context.Context, d *toyDoc) (*toyDoc, error) {
+			// Start the operation: the server runs it (the store's write).
+			var o op
+			o.done, o.err = s.Write(ctx, d)
+			// Wait for it: each poll is a read of the operation.
+			for len(polls) > 0 {
+				err := polls[0]
+				polls = polls[1:]
+				if err != nil {
+					return nil, err
+				}
+			}
+			return o.done, o.err
+		}
+		_, err := interceptor.Transact(context.Background(), h.r, tx)
+		return h, err
+	}
+	s := &etagStore{}
+	if _, err := run(s, []error{nil, errDown}); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"read", "write", "read"}; !slices.Equal(s.calls(), want) || s.count("a") != 1 {
+		t.Fatalf("a failed poll: calls %v, items %v; want %v and the change once", s.calls(), s.items, want)
+	}
+	s = &etagStore{steal: 1}
+	if h, err := run(s, nil); err != nil || h.attempts[0].Class != codes.Conflict {
+		t.Fatalf("a stale etag as the operation's error: %v, attempts %+v", err, h.attempts)
+	}
+	if s.count("a") != 1 || s.count("other") != 1 {
+		t.Fatalf("items %v", s.items)
+	}
+}
