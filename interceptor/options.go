@@ -151,7 +151,8 @@ func WithMaxAttempts(n int) Option {
 // would have no time to reach the server): the call ends with the server's
 // last error. 0 (the default) means none. It must not be negative.
 // The timeout runs on the wall clock (it is a context deadline), and costs
-// a context and a timer per attempt, the first included.
+// a context and a timer per attempt, the first included. Under Transact (and
+// so a policy Updater) it bounds each Read and each Write call.
 func WithPerAttemptTimeout(d time.Duration) Option {
 	return func(c *config) {
 		if d < 0 {
