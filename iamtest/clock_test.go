@@ -33,7 +33,7 @@ func TestVirtualClockUpdaterConcurrentCallers(t *testing.T) {
 	srv := iamtest.NewServer(t, iamtest.WithClock(clock))
 
 	half := interceptor.WithRandom(func() float64 { return 0.5 })
-	r, err := interceptor.New(interceptor.WithClock(clock), half)
+	r, err := interceptor.New(interceptor.WithClock(clock), half, interceptor.WithDeadline(2*time.Minute))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +46,7 @@ func TestVirtualClockUpdaterConcurrentCallers(t *testing.T) {
 	if err := interceptor.DisableGAXRetries(client.CallOptions); err != nil {
 		t.Fatal(err)
 	}
-	u, err := policy.NewUpdater(client, interceptor.WithClock(clock), half, interceptor.WithDeadline(2*time.Minute))
+	u, err := policy.NewUpdater(client, r)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,9 +14,10 @@ import (
 type Attempt struct {
 	// Method is the full gRPC method ("/google.iam.v1.IAMPolicy/GetIamPolicy"),
 	// the name given to Retrier.Do, or policy.UpdateMethod for a policy
-	// Updater's read-modify-write.
+	// Updater's read-modify-write (a Transact's Method).
 	Method string
-	// Resource is the resource of a policy Updater's read-modify-write, ""
+	// Resource is the resource of a read-modify-write (Transact, a policy
+	// Updater), ""
 	// elsewhere: nothing needs to parse it out of Method.
 	Resource string
 	// N is the attempt's number: 1 for the first attempt.
@@ -45,7 +46,7 @@ const (
 	// Retry: the failure is retryable and the schedule allows another attempt.
 	Retry Reason = iota
 	// NotRetryable: the failure's class is not retried (Permanent, Conflict
-	// outside the updater, Propagation without the opt-in).
+	// outside a read-modify-write, Propagation without the opt-in).
 	NotRetryable
 	// Unsafe: the failure is ambiguous (the server may have acted) and the
 	// method and request are not safe to send again.

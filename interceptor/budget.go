@@ -126,7 +126,7 @@ func (b *budget) withdraw(now time.Time) bool {
 // A fresh Retrier starts with both buckets full, so a lone failing call runs
 // its whole documented schedule.
 //
-// Transient and 404 retries spend the budget; the policy updater's reruns
+// Transient and 404 retries spend the budget; a read-modify-write's reruns
 // after a conflict do not (contention is bounded by the backoff and the
 // deadline). ratio must be 0 or in [MinBudgetRatio, 1] (it is kept to the
 // nearest millionth), perSecond a finite number >= 0, and not both 0 (to

@@ -6,11 +6,13 @@ import (
 	"time"
 )
 
-// ConflictBackoff is the schedule of a policy Updater's reruns after a
-// concurrent change (ABORTED: another writer moved the policy's etag between
-// the Updater's read and its write). Only those reruns follow it; transient
-// failures keep the Retrier's Backoff (the guidance's formula). Give it with
-// WithConflictBackoff to policy.NewUpdater; the default is SpreadConflicts.
+// ConflictBackoff is the schedule of a read-modify-write's reruns after a
+// concurrent change (ABORTED: another writer moved the object's etag between
+// the read and the write). Only those reruns follow it; transient failures
+// keep the Retrier's Backoff (the guidance's formula). Give it as
+// ReadModifyWrite.Conflicts, or to a policy Updater with
+// policy.WithConflictBackoff; the default (the zero value) is
+// SpreadConflicts.
 type ConflictBackoff uint8
 
 const (
@@ -55,6 +57,9 @@ func (s ConflictBackoff) String() string {
 	}
 	return fmt.Sprintf("ConflictBackoff(%d)", uint8(s))
 }
+
+// known reports whether s is one of the schedules.
+func (s ConflictBackoff) known() bool { return s <= DocumentedConflicts }
 
 // The SpreadConflicts schedule.
 const (
@@ -116,20 +121,4 @@ func (s ConflictBackoff) delay(b Backoff, n int, since time.Duration, r float64,
 		w = b.Max
 	}
 	return w
-}
-
-// WithConflictBackoff chooses the schedule of a policy Updater's reruns
-// after a concurrent change (default SpreadConflicts). It applies only to
-// policy.NewUpdater: New, UnaryClientInterceptor and RoundTripper never
-// rerun after a conflict, so they refuse it with an error naming it. An
-// unknown value is refused too.
-func WithConflictBackoff(s ConflictBackoff) Option {
-	return func(c *config) {
-		c.given |= givenConflict
-		if s > DocumentedConflicts {
-			c.fail("WithConflictBackoff(%v): unknown schedule; use SpreadConflicts or DocumentedConflicts", s)
-			return
-		}
-		c.conflict = s
-	}
 }

@@ -2,7 +2,7 @@ package interceptor_test
 
 import (
 	"math"
-	"strings"
+
 	"testing"
 	"time"
 
@@ -61,28 +61,5 @@ func TestConflictBackoffDelay(t *testing.T) {
 	}
 	if s.String() != "SpreadConflicts" || interceptor.DocumentedConflicts.String() != "DocumentedConflicts" || interceptor.ConflictBackoff(9).String() != "ConflictBackoff(9)" {
 		t.Error("String")
-	}
-}
-
-// TestConflictBackoffRefusedWhereItDoesNotApply: only an Updater reruns
-// after a conflict, so every other face refuses the option by name.
-func TestConflictBackoffRefusedWhereItDoesNotApply(t *testing.T) {
-	for _, s := range []interceptor.ConflictBackoff{interceptor.SpreadConflicts, interceptor.DocumentedConflicts} {
-		r, err := interceptor.New(interceptor.WithConflictBackoff(s))
-		if err == nil || r != nil || !strings.Contains(err.Error(), "WithConflictBackoff applies only to a policy Updater") {
-			t.Errorf("New(WithConflictBackoff(%v)) = %v, %v", s, r, err)
-		}
-	}
-	func() {
-		defer func() {
-			if p := recover(); p == nil || !strings.Contains(p.(error).Error(), "WithConflictBackoff") {
-				t.Errorf("UnaryClientInterceptor: recovered %v", p)
-			}
-		}()
-		interceptor.UnaryClientInterceptor(interceptor.WithConflictBackoff(interceptor.DocumentedConflicts))
-	}()
-	_, err := interceptor.New(interceptor.WithConflictBackoff(7))
-	if err == nil || !strings.Contains(err.Error(), "WithConflictBackoff(ConflictBackoff(7)): unknown schedule") {
-		t.Errorf("unknown schedule: %v", err)
 	}
 }

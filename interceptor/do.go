@@ -35,8 +35,8 @@ func (r *Retrier) Do(ctx context.Context, name string, f func(context.Context) e
 	return r.do(ctx, &job{method: name, deadline: r.cfg.deadline, maxAttempts: r.cfg.maxAttempts}, f)
 }
 
-// do is the engine's entry for the faces that own what they run (Do and the
-// policy Updater): it marks the context, runs the first attempt and hands a
+// do is the engine's entry for the faces that own what they run (Do,
+// WaitVisible and Transact): it marks the context, runs the first attempt and hands a
 // failure to the loop.
 func (r *Retrier) do(ctx context.Context, j *job, f func(context.Context) error) error {
 	if r.budget != nil {

@@ -28,7 +28,9 @@
 // the authenticated transport: option.WithHTTPClient(&http.Client{Transport:
 // r.RoundTripper(auth)}). DisableContext and RetryNotFoundContext are its
 // per-request options. Retrier.Do retries a step of your own that is safe
-// to repeat; policy changes go through the policy package's Updater.
+// to repeat; policy changes go through the policy package's Updater, built
+// on Transact, the retried read-modify-write of any object guarded by an
+// etag (custom roles, deny policies, objects of your own).
 //
 // Per call, Disable() turns retries off, RetryNotFound() opts into 404
 // retries, and CallDeadline, CallMaxAttempts and CallPerAttemptTimeout
@@ -66,7 +68,7 @@
 // interceptor under them multiplies attempts. Turn gax's retries off for the
 // methods this package retries (DisableGAXRetries).
 //
-// One owner per call: Retrier.Do, WaitVisible and the policy Updater own the retries of
+// One owner per call: Retrier.Do, WaitVisible, Transact and the policy Updater own the retries of
 // what they run. They mark the context they run it with, and the
 // interceptor passes the failures of marked calls straight through (it
 // looks at the mark only after an attempt failed). So an Updater over a
@@ -79,6 +81,6 @@
 // end); observe.go, events.go and metrics.go are what it reports to;
 // its faces fill one small job value each: interceptor.go (gRPC calls),
 // rest.go (the RoundTripper), do.go (Retrier.Do), visible.go (WaitVisible)
-// and updater.go (the policy Updater, reached through internal/enginehook,
-// not public API).
+// and transact.go (Transact, the read-modify-write of any object guarded by
+// an etag, on which the policy Updater is built).
 package interceptor

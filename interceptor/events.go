@@ -16,12 +16,13 @@ const (
 	gaveUpEvent = "iamretry.gave_up"
 )
 
-// callersKey marks the context of a coalesced policy Updater batch: its
-// value (a func() []context.Context) returns the contexts of the callers
-// still waiting on the batch, whose spans each get the batch's events.
+// callersKey marks the context of a transaction run for several callers
+// (ReadModifyWrite.Callers; a coalesced policy Updater batch): its value (a
+// func() []context.Context) returns the contexts of the callers still
+// waiting, whose spans each get the events.
 type callersKey struct{}
 
-// withCallers returns ctx carrying callers (enginehook.WithCallers).
+// withCallers returns ctx carrying callers.
 func withCallers(ctx context.Context, callers func() []context.Context) context.Context {
 	return context.WithValue(ctx, callersKey{}, callers)
 }

@@ -36,6 +36,10 @@ const (
 // instruments' grpc.method).
 const updateMethod = "iamretry.policy/Update"
 
+// transactMethods are the Methods of this library's read-modify-writes
+// (Transact): grpc.method values of their own.
+var transactMethods = map[string]bool{updateMethod: true}
+
 // otherMethod is grpc.method for a method that is not one of the generated
 // IAM methods (gRFC A66), so that the attribute's cardinality stays bounded.
 const otherMethod = "other"
@@ -55,15 +59,17 @@ var (
 //	iamretry.client.call.retries      Int64Histogram         {retry}    retries of one call, for calls that retried (buckets 1..5)
 //	iamretry.client.call.retry_delay  Float64Histogram       s          time one call waited between attempts, for calls that retried
 //	iamretry.client.call.gave_up      Int64Counter           {call}     calls that ended with a retryable error not retried, by iamretry.reason
-//	iamretry.policy.update.writes     Int64Counter           {write}    SetIamPolicy calls made by policy Updaters
+//	iamretry.policy.update.writes     Int64Counter           {write}    writes made by read-modify-writes (Transact, policy Updaters)
 //	iamretry.policy.update.conflicts  Int64Counter           {conflict} read-modify-writes rerun after a concurrent change
 //
 // Attributes: grpc.method, the method without its leading slash
 // ("google.iam.v1.IAMPolicy/GetIamPolicy") when it is one of the IAM
 // methods SafeToRetry's table decides or the IAM methods another API
 // generates on its services (".../Projects/GetIamPolicy"); for a REST
-// request, the gRPC method it maps to; policy.UpdateMethod for an Updater,
-// and "other" for anything else (a name given to Retrier.Do among them), so
+// request, the gRPC method it maps to; policy.UpdateMethod for an Updater
+// (its writes are its SetIamPolicy calls); the Method of a Transact when it
+// is one of this library's read-modify-writes; and "other" for anything
+// else (a name given to Retrier.Do or Transact among them), so
 // that cardinality stays bounded (gRFC A66); grpc.status, the code's name
 // ("UNAVAILABLE"), on calls that ended in error; iamretry.reason on gave_up:
 // deadline, context_deadline, max_attempts, budget, pushback, unsafe,
@@ -188,7 +194,7 @@ func makeMetrics(mp metric.MeterProvider) (*metrics, error) {
 	errs = append(errs, err)
 	m.writes, err = meter.Int64Counter(metricWrites,
 		metric.WithUnit("{write}"),
-		metric.WithDescription("SetIamPolicy calls made by policy Updaters."))
+		metric.WithDescription("Writes made by read-modify-writes (SetIamPolicy calls of policy Updaters)."))
 	errs = append(errs, err)
 	m.conflicts, err = meter.Int64Counter(metricConflicts,
 		metric.WithUnit("{conflict}"),
@@ -265,8 +271,8 @@ func (m *metrics) lookup(method string) *methodStats {
 
 // methodAttr is grpc.method's value for method (see WithMeterProvider).
 func methodAttr(method string) string {
-	if method == updateMethod {
-		return updateMethod
+	if transactMethods[method] {
+		return method
 	}
 	full := method
 	if !strings.HasPrefix(full, "/") {
@@ -370,9 +376,9 @@ func (m *metrics) ended(ctx context.Context, method string, err error, retries i
 	}
 }
 
-// write counts one SetIamPolicy call of a policy Updater.
-func (m *metrics) write(ctx context.Context) {
-	m.writes.Add(ctx, 1, m.statsFor(updateMethod).plain...)
+// write counts one write of a read-modify-write (Transact) named method.
+func (m *metrics) write(ctx context.Context, method string) {
+	m.writes.Add(ctx, 1, m.statsFor(method).plain...)
 }
 
 // observeCalls reports the call counts.

@@ -37,45 +37,11 @@ type config struct {
 	logger        logging.Logger
 	pushback      bool
 	meterProvider metric.MeterProvider
-	conflict      ConflictBackoff // the Updater's reruns after a conflict
 
 	budgetRatio     float64
 	budgetPerSecond float64
 	budgetOff       bool
 	errs            []error
-	given           given // options given that some faces refuse
-}
-
-// given records options whose presence matters where they do not apply
-// (policy.NewUpdater refuses them by name).
-type given uint8
-
-const (
-	givenPushback given = 1 << iota
-	givenPerAttempt
-	givenSafe
-	givenConflict
-)
-
-var givenNames = [...]struct {
-	g    given
-	name string
-}{
-	{givenPushback, "WithPushback"},
-	{givenPerAttempt, "WithPerAttemptTimeout"},
-	{givenSafe, "WithSafeToRetry"},
-	{givenConflict, "WithConflictBackoff"},
-}
-
-// names returns the names of the options of mask that were given.
-func (g given) names(mask given) []string {
-	var out []string
-	for _, n := range givenNames {
-		if g&mask&n.g != 0 {
-			out = append(out, n.name)
-		}
-	}
-	return out
 }
 
 func defaultConfig() config {
@@ -94,8 +60,9 @@ func defaultConfig() config {
 
 func defaultClassify(_ string, err error) codes.Class { return codes.OfError(err) }
 
-// Option configures a Retrier (New, UnaryClientInterceptor) and, through the
-// policy package, an Updater. Options apply in order; a later one overrides
+// Option configures a Retrier (New, UnaryClientInterceptor), and so every
+// face that runs on it (the RoundTripper, Do, WaitVisible, Transact and the
+// policy Updater). Options apply in order; a later one overrides
 // an earlier one. An invalid option is never ignored: New returns an error
 // that names it.
 type Option func(*config)
@@ -184,14 +151,14 @@ func WithMaxAttempts(n int) Option {
 // would have no time to reach the server): the call ends with the server's
 // last error. 0 (the default) means none. It must not be negative.
 // The timeout runs on the wall clock (it is a context deadline), and costs
-// a context and a timer per attempt, the first included.
+// a context and a timer per attempt, the first included. Under Transact (and
+// so a policy Updater) it bounds each Read and each Write call.
 func WithPerAttemptTimeout(d time.Duration) Option {
 	return func(c *config) {
 		if d < 0 {
 			c.fail("WithPerAttemptTimeout(%v): the per-attempt timeout must be >= 0 (0: none)", d)
 			return
 		}
-		c.given |= givenPerAttempt
 		c.perAttempt = d
 	}
 }
@@ -208,9 +175,10 @@ func WithRetryNotFound() Option {
 // WithClassifier replaces the function that sorts failures into retry
 // classes (default: codes.OfError, whatever the method). It must not be nil.
 // Whatever it says, the Retrier never retries once the caller's context has
-// ended, retries Conflict only in the policy updater, and retries an attempt
+// ended, retries Conflict only in a read-modify-write (Transact), and retries an attempt
 // its own per-attempt timeout cut off. The method it is given is the gRPC
-// method, the name given to Retrier.Do, or policy.UpdateMethod.
+// method, the name given to Retrier.Do, or a Transact's Method
+// (policy.UpdateMethod for an Updater).
 func WithClassifier(f func(method string, err error) codes.Class) Option {
 	return func(c *config) {
 		if f == nil {
@@ -229,7 +197,6 @@ func WithSafeToRetry(f func(method string, req any) bool) Option {
 			c.fail("WithSafeToRetry(nil): give a function, or leave the option out for SafeToRetry")
 			return
 		}
-		c.given |= givenSafe
 		c.safe = f
 	}
 }

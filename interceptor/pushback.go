@@ -23,14 +23,16 @@ const PushbackTrailer = "grpc-retry-pushback-ms"
 // delay the same answer carries (the wait is the larger of the two), and
 // never past a deadline (a wait that does not fit ends the call at once); a
 // negative or malformed one ends the call (Reason ServerPushback), whatever
-// RetryInfo says. It applies to the interceptor; policy.NewUpdater refuses it. Reading trailers costs, on every call including
+// RetryInfo says. The trailer is read by the interceptor only: Do,
+// WaitVisible, Transact and the policy Updater honour RetryInfo (below),
+// not the trailer. Reading trailers costs, on every call including
 // the ones that succeed, a copy of the call options with one more option and
 // the trailer map: a few allocations per call. It is therefore opt-in.
 //
 // google.rpc.RetryInfo in an error's details is always honoured, at no cost
 // on the success path: the wait is at least its retry_delay.
 func WithPushback() Option {
-	return func(c *config) { c.pushback, c.given = true, c.given|givenPushback }
+	return func(c *config) { c.pushback = true }
 }
 
 // retryInfoDelay returns the retry_delay of a google.rpc.RetryInfo detail

@@ -36,12 +36,11 @@ type Retrier struct {
 // clock). Every invalid option is refused: New returns an error that names
 // each one, and no Retrier.
 func New(opts ...Option) (*Retrier, error) {
-	return build(false, opts)
+	return build(opts)
 }
 
-// build is New for a face: an Updater (forUpdater) accepts the options that
-// apply only to it; every other face refuses them by name.
-func build(forUpdater bool, opts []Option) (*Retrier, error) {
+// build is New.
+func build(opts []Option) (*Retrier, error) {
 	c := defaultConfig()
 	for i, o := range opts {
 		if o == nil {
@@ -51,11 +50,6 @@ func build(forUpdater bool, opts []Option) (*Retrier, error) {
 		o(&c)
 	}
 	c.validate()
-	if !forUpdater {
-		for _, name := range c.given.names(givenConflict) {
-			c.fail("%s applies only to a policy Updater (policy.NewUpdater), the one face that reruns after a conflict; leave it out", name)
-		}
-	}
 	if len(c.errs) > 0 {
 		return nil, errors.Join(c.errs...)
 	}
@@ -92,7 +86,7 @@ func (r *Retrier) mustBeBuilt(method string) {
 
 // job is one operation the engine retries, whichever face it came through:
 // a gRPC call (interceptor.go), a function given to Do (do.go), or a
-// policy updater's read-modify-write (updater.go). It is the one small
+// read-modify-write (transact.go). It is the one small
 // per-call value the loop reads; the face fills it.
 type job struct {
 	method   string // Attempt.Method
@@ -104,6 +98,10 @@ type job struct {
 	disabled      bool // Disable() was passed
 	retryNotFound bool
 	retryConflict bool // the read-modify-write reruns after a Conflict
+	// conflict is the schedule of those reruns (retryConflict); reruns
+	// counts them: they do not count toward maxAttempts.
+	conflict ConflictBackoff
+	reruns   int
 	// deadline and maxAttempts are the call's retry deadline and attempt
 	// cap: the Retrier's, or the call's own (CallDeadline, CallMaxAttempts).
 	deadline    time.Duration
@@ -302,7 +300,7 @@ func (j *job) room(ctx context.Context, start, now time.Time) time.Duration {
 // started.
 func (r *Retrier) schedule(ctx context.Context, j *job, start, now time.Time, n int, a *Attempt) Reason {
 	c := &r.cfg
-	if j.maxAttempts > 0 && n >= j.maxAttempts {
+	if j.maxAttempts > 0 && a.Class != codes.Conflict && n-j.reruns >= j.maxAttempts {
 		return MaxAttempts
 	}
 	var wait time.Duration
@@ -311,13 +309,13 @@ func (r *Retrier) schedule(ctx context.Context, j *job, start, now time.Time, n 
 		var k int
 		k, confirm = j.step()
 		wait = c.backoff.Delay(k, c.random())
-	} else if a.Class == codes.Conflict && c.conflict != DocumentedConflicts {
+	} else if a.Class == codes.Conflict && j.conflict != DocumentedConflicts {
 		// Reruns after a concurrent change have their own schedule, counted
 		// in conflicts; transient retries keep the documented formula.
 		if j.conflicts == 0 {
 			j.firstConflict = now
 		}
-		wait = c.conflict.delay(c.backoff, j.conflicts, now.Sub(j.firstConflict), c.random(), j.room(ctx, start, now))
+		wait = j.conflict.delay(c.backoff, j.conflicts, now.Sub(j.firstConflict), c.random(), j.room(ctx, start, now))
 		j.conflicts++
 	} else {
 		wait = c.backoff.Delay(n-1, c.random())
@@ -358,6 +356,9 @@ func (r *Retrier) schedule(ctx context.Context, j *job, start, now time.Time, n 
 	// reads): they retry no failure.
 	if r.budget != nil && a.Class != codes.Conflict && !confirm && !r.budget.withdraw(now) {
 		return BudgetExhausted
+	}
+	if a.Class == codes.Conflict {
+		j.reruns++
 	}
 	a.Wait, a.Retrying = wait, true
 	return Retry

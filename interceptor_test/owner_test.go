@@ -108,17 +108,18 @@ func runOwner(t *testing.T, k ownerKind, o outage, stacked bool) ownerRun {
 		t.Fatal(err)
 	}
 	copts := slices.Clip(srv.ClientOptions())
+	// One Retrier for the Updater and, when stacked, the interceptor.
+	r, err := interceptor.New(interceptor.WithClock(clk), interceptor.WithRandom(halfRandom))
+	if err != nil {
+		t.Fatal(err)
+	}
 	var dial grpc.DialOption
 	if stacked {
-		r, err := interceptor.New(interceptor.WithClock(clk), interceptor.WithRandom(halfRandom))
-		if err != nil {
-			t.Fatal(err)
-		}
 		dial = grpc.WithChainUnaryInterceptor(r.UnaryClientInterceptor())
 		copts = append(copts, option.WithGRPCDialOption(dial))
 	}
 	c, resource := k.make(t, srv, copts, dial)
-	u, err := policy.NewUpdater(c, interceptor.WithClock(clk), interceptor.WithRandom(halfRandom))
+	u, err := policy.NewUpdater(c, r)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -357,8 +357,12 @@ func TestRESTUpdaterOverDiscoveryAdapters(t *testing.T) {
 			resource := tc.resource(g)
 			var wg sync.WaitGroup
 			for i := range writers {
-				u, err := policy.NewUpdater(tc.client(g), interceptor.WithClock(g.clock), interceptor.WithRandom(halfRandom),
+				r, err := interceptor.New(interceptor.WithClock(g.clock), interceptor.WithRandom(halfRandom),
 					interceptor.WithDeadline(time.Hour), interceptor.WithoutRetryBudget())
+				if err != nil {
+					t.Fatal(err)
+				}
+				u, err := policy.NewUpdater(tc.client(g), r)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -36,8 +36,12 @@ func TestRESTUpdaterReadsTheServersCodes(t *testing.T) {
 			ctx := context.Background()
 			g := newRESTRig(t, nil)
 			updater := func(opts ...interceptor.Option) *policy.Updater {
-				u, err := policy.NewUpdater(tc.client(g), append([]interceptor.Option{
+				r, err := interceptor.New(append([]interceptor.Option{
 					interceptor.WithClock(g.clock), interceptor.WithRandom(halfRandom)}, opts...)...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				u, err := policy.NewUpdater(tc.client(g), r)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -568,7 +568,7 @@ func stepContention(ctx context.Context, d *demo, s *stepState) error {
 		if err != nil {
 			return err
 		}
-		u, err := policy.NewUpdater(pc, d.retrierOptions(who, d.flags.seed+100+uint64(i))...)
+		u, err := d.newUpdater(pc, d.retrierOptions(who, d.flags.seed+100+uint64(i))...)
 		if err != nil {
 			return err
 		}
@@ -605,7 +605,7 @@ func stepLostAnswer(ctx context.Context, d *demo, s *stepState) error {
 	}
 	// The service account's own policy, through the admin API's hand-written
 	// GetIamPolicy/SetIamPolicy (policy.FromAdmin).
-	u, err := policy.NewUpdater(policy.FromAdmin(d.admin), d.retrierOptions("", d.flags.seed+200)...)
+	u, err := d.newUpdater(policy.FromAdmin(d.admin), d.retrierOptions("", d.flags.seed+200)...)
 	if err != nil {
 		return err
 	}
@@ -678,5 +678,16 @@ func (d *demo) updater(ctx context.Context, who string, seed uint64, opts ...int
 	if err != nil {
 		return nil, err
 	}
-	return policy.NewUpdater(pc, append(d.retrierOptions(who, d.flags.seed+seed+1), opts...)...)
+	return d.newUpdater(pc, append(d.retrierOptions(who, d.flags.seed+seed+1), opts...)...)
+}
+
+// newUpdater is a policy.Updater over pc on a Retrier of its own, built from
+// opts: the demo gives each writer its own jitter stream, apart from its
+// client's interceptor.
+func (d *demo) newUpdater(pc policy.Client, opts ...interceptor.Option) (*policy.Updater, error) {
+	r, err := interceptor.New(opts...)
+	if err != nil {
+		return nil, err
+	}
+	return policy.NewUpdater(pc, r)
 }

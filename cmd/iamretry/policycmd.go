@@ -211,14 +211,10 @@ func (f *policyFlags) mutation(sub *policySub) policy.Mutation {
 }
 
 // policyClient connects to the service that holds the policy of the
-// resource (see routes), with the interceptor as a dial option; with
-// --transport rest, to its discovery client with the Retrier's
-// RoundTripper (restclient.go).
-func policyClient(ctx context.Context, f *policyFlags, opts ...interceptor.Option) (policy.Client, func() error, error) {
-	r, err := interceptor.New(opts...)
-	if err != nil {
-		return nil, nil, err
-	}
+// resource (see routes), with r's interceptor as a dial option; with
+// --transport rest, to its discovery client with r's RoundTripper
+// (restclient.go).
+func policyClient(ctx context.Context, f *policyFlags, r *interceptor.Retrier) (policy.Client, func() error, error) {
 	if f.transport == transportREST {
 		return restClient(ctx, f, r)
 	}
@@ -252,7 +248,13 @@ func runPolicy(ctx context.Context, cio *cmdIO, sub *policySub, f *policyFlags) 
 	if policyTestClock != nil {
 		opts = append(opts, interceptor.WithClock(policyTestClock))
 	}
-	client, closeClient, err := policyClient(ctx, f, opts...)
+	// One Retrier for the client's interceptor (or RoundTripper) and the
+	// Updater: one budget, one deadline, one set of observers.
+	r, err := interceptor.New(opts...)
+	if err != nil {
+		return err
+	}
+	client, closeClient, err := policyClient(ctx, f, r)
 	if err != nil {
 		return err
 	}
@@ -308,7 +310,7 @@ func runPolicy(ctx context.Context, cio *cmdIO, sub *policySub, f *policyFlags) 
 		return nil
 	}
 
-	u, err := policy.NewUpdater(client, opts...)
+	u, err := policy.NewUpdater(client, r)
 	if err != nil {
 		return err
 	}

@@ -207,7 +207,7 @@ func runSimulate(ctx context.Context, cio *cmdIO, f *simulateFlags) error {
 		fmt.Fprintf(w, "\nContention: %d clients each add a binding to ONE policy by read-modify-write (%s from read to write);\n",
 			n, fmtDur(cres[0].Config.Service))
 		fmt.Fprintf(w, "a write with a stale etag fails ABORTED and the whole read-modify-write is rerun after the wait.\n")
-		fmt.Fprintf(w, "spread is the Updater's default (interceptor.SpreadConflicts); documented is WithConflictBackoff(DocumentedConflicts).\n\n")
+		fmt.Fprintf(w, "spread is the Updater's default (interceptor.SpreadConflicts); documented is policy.WithConflictBackoff(interceptor.DocumentedConflicts).\n\n")
 		if err := herd.ContentionTable(w, cres); err != nil {
 			return err
 		}

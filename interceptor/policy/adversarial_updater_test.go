@@ -52,7 +52,7 @@ func TestAdversarialUserCodePanicsReachCaller(t *testing.T) {
 			e := newEnv(t)
 			clk := &panicClock{Clock: vclock.New()}
 			var randomPanics atomic.Bool
-			u, err := policy.NewUpdater(e.client, interceptor.WithClock(clk), interceptor.WithRandom(func() float64 {
+			u, err := newUpdater(e.client, interceptor.WithClock(clk), interceptor.WithRandom(func() float64 {
 				if randomPanics.CompareAndSwap(true, false) {
 					panic("boom from the random source")
 				}
@@ -190,7 +190,7 @@ func TestAdversarialDeadlineShorterThanFirstWait(t *testing.T) {
 func TestAdversarialCancelDuringWait(t *testing.T) {
 	e := newEnv(t)
 	// The wall clock, so that the wait is a real one the cancel cuts short.
-	u, err := policy.NewUpdater(e.client, interceptor.WithBackoff(interceptor.Backoff{Initial: time.Hour, Multiplier: 2, Max: time.Hour}),
+	u, err := newUpdater(e.client, interceptor.WithBackoff(interceptor.Backoff{Initial: time.Hour, Multiplier: 2, Max: time.Hour}),
 		interceptor.WithDeadline(10*time.Hour))
 	if err != nil {
 		t.Fatal(err)

@@ -43,7 +43,7 @@ func herd(tb testing.TB, x *env, resource string, n int, coalesce bool) herdResu
 		}
 		clk := vclock.New()
 		spread(clk)
-		u, err := policy.NewUpdater(x.client, interceptor.WithClock(clk), interceptor.WithDeadline(0))
+		u, err := newUpdater(x.client, interceptor.WithClock(clk), interceptor.WithDeadline(0))
 		if err != nil {
 			tb.Fatal(err)
 		}

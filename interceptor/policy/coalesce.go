@@ -57,6 +57,9 @@ type batch struct {
 	ctx      context.Context
 	cancel   context.CancelFunc
 	live     int // members that have not left; guarded by Updater.mu
+	// callers returns the contexts of the members still waiting: the
+	// engine adds the batch's span events to each one's span.
+	callers func() []context.Context
 }
 
 func (u *Updater) enqueue(resource string, w *waiter) {
@@ -186,7 +189,7 @@ func (u *Updater) next(resource string, q *queue) *batch {
 	b := &batch{resource: resource, members: q.pending, live: len(q.pending)}
 	q.pending = nil
 	b.ctx, b.cancel = batchContext(b.members)
-	b.ctx = u.withCallers(b.ctx, func() []context.Context { return u.waiting(b) })
+	b.callers = func() []context.Context { return u.waiting(b) }
 	for _, w := range b.members {
 		w.batch = b
 	}
@@ -233,22 +236,23 @@ func batchContext(ws []*waiter) (context.Context, context.CancelFunc) {
 // conflict), the batch is split: each caller's change is tried alone, in
 // arrival order, so that one bad change fails only its caller. A change
 // refused because it grants a role to a member IAM cannot see yet is, when
-// the Updater waits for such members (WithRetryNotFound), tried again
-// alone after the others, with its reruns: only its caller waits.
+// the Updater waits for such members (the Retrier's 404 opt-in), tried
+// again alone after the others, with its reruns: only its caller waits.
 func (u *Updater) run(b *batch) {
 	changes := make([]*change, len(b.members))
 	for i, w := range b.members {
 		changes[i] = w.ch
 	}
-	out, err := u.transact(b.ctx, b.resource, changes)
+	out, err := u.transact(b.ctx, b.resource, changes, b.callers)
 	if err != nil && splittable(err) && len(b.members) > 1 {
+		waits := u.r.RetriesNotFound(b.ctx)
 		var later []int
 		for i := range b.members {
 			if changes[i].withdrawn() {
 				continue
 			}
-			o, err := u.try(b.ctx, b.resource, changes[i:i+1], u.waitsForMembers)
-			if u.waitsForMembers && notVisible(err) {
+			o, err := u.try(b.ctx, b.resource, changes[i:i+1], b.callers, waits)
+			if waits && notVisible(err) {
 				later = append(later, i)
 				continue
 			}
@@ -258,7 +262,7 @@ func (u *Updater) run(b *batch) {
 			if changes[i].withdrawn() {
 				continue
 			}
-			o, err := u.transact(b.ctx, b.resource, changes[i:i+1])
+			o, err := u.transact(b.ctx, b.resource, changes[i:i+1], b.callers)
 			u.deliver(b.resource, b.members[i:i+1], o, err)
 		}
 		return

@@ -3,6 +3,7 @@ package policy_test
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/iamretry/iamretry/interceptor"
 	"github.com/iamretry/iamretry/interceptor/policy"
 	"github.com/iamretry/iamretry/internal/fakeiam"
+	"github.com/iamretry/iamretry/internal/vclock"
 )
 
 // TestConflictSchedule: reruns after a conflict follow the conflict
@@ -20,18 +22,19 @@ import (
 // WithConflictBackoff(DocumentedConflicts) puts conflicts back on it.
 func TestConflictSchedule(t *testing.T) {
 	for _, tc := range []struct {
-		opts []interceptor.Option
-		want []time.Duration
+		opts  []interceptor.Option
+		popts []policy.Option
+		want  []time.Duration
 	}{
 		// conflict 0: the log-uniform median; UNAVAILABLE on attempt 2: 2s
 		// + 0.5s; conflict 1: half of what is left of 27 s after the first
 		// conflict (the clock moved by the two waits since).
-		{nil, []time.Duration{interceptor.SpreadConflicts.Delay(0, 0.5), 2500 * time.Millisecond,
+		{nil, nil, []time.Duration{interceptor.SpreadConflicts.Delay(0, 0.5), 2500 * time.Millisecond,
 			interceptor.SpreadConflicts.DelayAfter(1, interceptor.SpreadConflicts.Delay(0, 0.5)+2500*time.Millisecond, 0.5)}},
-		{[]interceptor.Option{interceptor.WithConflictBackoff(interceptor.DocumentedConflicts)},
+		{nil, []policy.Option{policy.WithConflictBackoff(interceptor.DocumentedConflicts)},
 			[]time.Duration{1500 * time.Millisecond, 2500 * time.Millisecond, 4500 * time.Millisecond}},
 		// maximum_backoff caps the conflict waits too.
-		{[]interceptor.Option{interceptor.WithMaxBackoff(2 * time.Second)},
+		{[]interceptor.Option{interceptor.WithMaxBackoff(2 * time.Second)}, nil,
 			[]time.Duration{interceptor.SpreadConflicts.Delay(0, 0.5), 2 * time.Second, 2 * time.Second}},
 	} {
 		e := newEnv(t)
@@ -46,13 +49,20 @@ func TestConflictSchedule(t *testing.T) {
 			}
 			return nil
 		}
-		opts := append([]interceptor.Option{interceptor.WithRandom(func() float64 { return 0.5 })}, tc.opts...)
-		u, clk := updater(t, h, opts...)
+		clk := vclock.New()
+		r, err := interceptor.New(append([]interceptor.Option{interceptor.WithClock(clk), interceptor.WithRandom(func() float64 { return 0.5 })}, tc.opts...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, err := policy.NewUpdater(h, r, tc.popts...)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if _, err := u.Update(context.Background(), res, policy.AddBinding("roles/viewer", "user:a@example.com")); err != nil {
 			t.Fatal(err)
 		}
 		if got := clk.Sleeps(); !slices.Equal(got, tc.want) {
-			t.Errorf("%d options: waits %v, want %v", len(tc.opts), got, tc.want)
+			t.Errorf("%d+%d options: waits %v, want %v", len(tc.opts), len(tc.popts), got, tc.want)
 		}
 		if e.sets() != 3 {
 			t.Errorf("%d writes, want 3", e.sets())
@@ -62,11 +72,15 @@ func TestConflictSchedule(t *testing.T) {
 
 func TestNewUpdaterTakesConflictBackoff(t *testing.T) {
 	e := newEnv(t)
-	if _, err := policy.NewUpdater(e.client, interceptor.WithConflictBackoff(interceptor.DocumentedConflicts)); err != nil {
+	r, err := interceptor.New()
+	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := policy.NewUpdater(e.client, interceptor.WithConflictBackoff(5)); err == nil {
-		t.Fatal("unknown schedule accepted")
+	if _, err := policy.NewUpdater(e.client, r, policy.WithConflictBackoff(interceptor.DocumentedConflicts)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := policy.NewUpdater(e.client, r, policy.WithConflictBackoff(5)); err == nil || !strings.Contains(err.Error(), "WithConflictBackoff(ConflictBackoff(5)): unknown schedule") {
+		t.Fatalf("unknown schedule: %v", err)
 	}
 }
 

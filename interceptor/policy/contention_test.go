@@ -34,7 +34,7 @@ type contentionRun struct {
 // unless every change landed exactly once. Updater i draws from the random
 // stream (seed, i), or (seed, 0) when same (then with 2 writers the loser's
 // waits depend on the seed alone, not on which goroutine won).
-func separateUpdaters(t *testing.T, n int, seed uint64, same bool, opts ...interceptor.Option) contentionRun {
+func separateUpdaters(t *testing.T, n int, seed uint64, same bool, opts ...policy.Option) contentionRun {
 	t.Helper()
 	var run contentionRun
 	synctest.Test(t, func(t *testing.T) {
@@ -58,11 +58,15 @@ func separateUpdaters(t *testing.T, n int, seed uint64, same bool, opts ...inter
 				stream = 0
 			}
 			rng := rand.New(rand.NewPCG(seed, stream))
-			u, err := policy.NewUpdater(client, append([]interceptor.Option{interceptor.WithRandom(func() float64 {
+			r, err := interceptor.New(interceptor.WithRandom(func() float64 {
 				mu.Lock()
 				defer mu.Unlock()
 				return rng.Float64()
-			})}, opts...)...)
+			}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			u, err := policy.NewUpdater(client, r, opts...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -118,11 +122,11 @@ type contentionStats struct {
 	lastMed           time.Duration // median over seeds of when the last writer landed
 }
 
-func contention(t *testing.T, n, seeds int, opts ...interceptor.Option) contentionStats {
+func contention(t *testing.T, n, seeds int, opts ...policy.Option) contentionStats {
 	return contentionSame(t, n, seeds, false, opts...)
 }
 
-func contentionSame(t *testing.T, n, seeds int, same bool, opts ...interceptor.Option) contentionStats {
+func contentionSame(t *testing.T, n, seeds int, same bool, opts ...policy.Option) contentionStats {
 	var st contentionStats
 	var p50s, lasts []time.Duration
 	for seed := 1; seed <= seeds; seed++ {
@@ -172,7 +176,7 @@ func TestSeparateUpdatersFewWriters(t *testing.T) {
 	for _, n := range []int{2, 5} {
 		same := n == 2
 		spread := contentionSame(t, n, seeds, same)
-		doc := contentionSame(t, n, seeds, same, interceptor.WithConflictBackoff(interceptor.DocumentedConflicts))
+		doc := contentionSame(t, n, seeds, same, policy.WithConflictBackoff(interceptor.DocumentedConflicts))
 		t.Logf("N=%d, %d seeds: median p50 %.2fs (documented %.2fs); last landed, median %.2fs (documented %.2fs), worst %.1fs (documented %.1fs)",
 			n, seeds, spread.p50Med.Seconds(), doc.p50Med.Seconds(), spread.lastMed.Seconds(), doc.lastMed.Seconds(), spread.allLanded.Seconds(), doc.allLanded.Seconds())
 		if spread.gaveUp != 0 || spread.p50Med > doc.p50Med {
@@ -192,7 +196,7 @@ func TestSeparateUpdatersDocumented(t *testing.T) {
 	}
 	seeds := contentionSeeds(t)
 	for _, n := range []int{100, 200} {
-		st := contention(t, n, seeds, interceptor.WithConflictBackoff(interceptor.DocumentedConflicts))
+		st := contention(t, n, seeds, policy.WithConflictBackoff(interceptor.DocumentedConflicts))
 		t.Logf("documented N=%d, %d seeds: gave up (most on a seed) %d, writes per writer %.2f mean, %.2f worst; all landed by %.1fs; median p50 %.2fs",
 			n, seeds, st.gaveUp, st.meanWrites, st.worst, st.allLanded.Seconds(), st.p50Med.Seconds())
 	}

@@ -14,7 +14,9 @@
 //
 // # Use
 //
-//	u, err := policy.NewUpdater(client) // resourcemanager/apiv3, pubsub, ..., FromAdmin, FromConn, crmv3, iamv1
+//	r, err := interceptor.New() // the Retrier your clients' interceptor uses
+//	if err != nil { ... }
+//	u, err := policy.NewUpdater(client, r) // resourcemanager/apiv3, pubsub, ..., FromAdmin, FromConn, crmv3, iamv1
 //	if err != nil { ... }
 //	p, err := u.Update(ctx, "projects/my-project",
 //		policy.AddBinding("roles/viewer", "user:alice@example.com"),
@@ -23,11 +25,11 @@
 // An Update reads the policy with RequestedPolicyVersion 3 (so conditional
 // bindings are seen), applies the mutations to a copy, and writes only when
 // something changed, with the read etag, an explicit update_mask and version 3
-// whenever a binding has a condition. It retries on the engine of an
-// interceptor.Retrier built from the options given to NewUpdater: the same
-// backoff, deadline and observers as the interceptor's for transient
-// failures; reruns after a conflict follow interceptor.SpreadConflicts unless
-// interceptor.WithConflictBackoff chooses otherwise. Hand it the client of
+// whenever a binding has a condition. It runs as an interceptor.Transact on
+// the Retrier given to NewUpdater: the same backoff, deadline, budget, clock
+// and observers as the interceptor's for transient failures; reruns after a
+// conflict follow interceptor.SpreadConflicts unless WithConflictBackoff
+// chooses otherwise. Hand it the client of
 // the service that owns the resource (its GAPIC client, gRPC or REST, meets
 // Client as it is); the REST discovery clients go through the crmv3 and
 // iamv1 adapters.

@@ -40,7 +40,12 @@ func ExampleFromAdmin() {
 		return
 	}
 
-	u, err := policy.NewUpdater(policy.FromAdmin(client), interceptor.WithClock(&exampleClock{}))
+	r, err := interceptor.New(interceptor.WithClock(&exampleClock{}))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	u, err := policy.NewUpdater(policy.FromAdmin(client), r)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -74,7 +79,12 @@ func ExampleFromConn() {
 		return
 	}
 	defer srv.Close()
-	u, err := policy.NewUpdater(policy.FromConn(srv.Conn()))
+	r, err := interceptor.New()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	u, err := policy.NewUpdater(policy.FromConn(srv.Conn()), r)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -89,20 +99,44 @@ func ExampleFromConn() {
 	// roles/pubsub.publisher [serviceAccount:app@my-project.iam.gserviceaccount.com]
 }
 
-// NewUpdater refuses options that do not apply to a read-modify-write,
-// naming them, rather than ignore them.
+// NewUpdater runs on a Retrier: one Retrier serves the interceptor and the
+// Updater, so they share one budget, clock, deadline and set of observers.
+// What only the Updater has is a policy.Option; a missing Retrier is
+// refused by name.
 func ExampleNewUpdater() {
+	ctx := context.Background()
 	srv, err := iamtest.New()
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	defer srv.Close()
-	_, err = policy.NewUpdater(policy.FromConn(srv.Conn()), interceptor.WithPushback(), interceptor.WithPerAttemptTimeout(time.Second))
-	fmt.Println(err)
+	if _, err := policy.NewUpdater(policy.FromConn(srv.Conn()), nil); err != nil {
+		fmt.Println(err)
+	}
+
+	r, err := interceptor.New(interceptor.WithClock(&exampleClock{}), interceptor.WithDeadline(2*time.Minute),
+		interceptor.WithObserver(func(_ context.Context, a interceptor.Attempt) {
+			fmt.Printf("%s attempt %d: %v, %s\n", a.Method, a.N, a.Class, a.Reason)
+		}))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	u, err := policy.NewUpdater(policy.FromConn(srv.Conn()), r, policy.WithConflictBackoff(interceptor.DocumentedConflicts))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	srv.ConcurrentWriteNext(iamtest.MethodSetIamPolicy, 1)
+	if _, err := u.Update(ctx, "projects/my-project", policy.AddBinding("roles/viewer", "user:alice@example.com")); err != nil {
+		fmt.Println(err)
+		return
+	}
 	// Output:
-	// iamretry/policy: NewUpdater: iamretry: WithPushback does not apply to a policy Updater (it applies to the interceptor); leave it out
-	// iamretry: WithPerAttemptTimeout does not apply to a policy Updater (it applies to the interceptor); leave it out
+	// iamretry/policy: NewUpdater needs the *interceptor.Retrier it runs on; got nil (build one with interceptor.New)
+	// iamretry.policy/Update attempt 1: Conflict, retry
+	// iamretry.policy/Update attempt 2: Permanent, succeeded
 }
 
 // Update applies its mutations in one read-modify-write. A Mutation that
@@ -115,7 +149,12 @@ func ExampleUpdater_Update() {
 		return
 	}
 	defer srv.Close()
-	u, err := policy.NewUpdater(policy.FromConn(srv.Conn()))
+	r, err := interceptor.New()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	u, err := policy.NewUpdater(policy.FromConn(srv.Conn()), r)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -138,4 +177,41 @@ func ExampleUpdater_Update() {
 	// roles/viewer [user:alice@example.com group:ops@example.com]
 	// roles/editor [user:bob@example.com]
 	// InvalidArgument writes: 1
+}
+
+// WithConflictBackoff chooses the schedule of the reruns after a concurrent
+// change: DocumentedConflicts reruns on the Retrier's backoff (1.5 s here,
+// with a jitter draw of 0.5), as a transient failure is retried.
+func ExampleWithConflictBackoff() {
+	ctx := context.Background()
+	srv, err := iamtest.New()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+	r, err := interceptor.New(interceptor.WithClock(&exampleClock{}), interceptor.WithRandom(func() float64 { return 0.5 }),
+		interceptor.WithObserver(func(_ context.Context, a interceptor.Attempt) {
+			if a.Retrying {
+				fmt.Printf("attempt %d: %v, wait %v\n", a.N, a.Class, a.Wait)
+			}
+		}))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	u, err := policy.NewUpdater(policy.FromConn(srv.Conn()), r, policy.WithConflictBackoff(interceptor.DocumentedConflicts))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	srv.ConcurrentWriteNext(iamtest.MethodSetIamPolicy, 1)
+	if _, err := u.Update(ctx, "projects/my-project", policy.AddBinding("roles/viewer", "user:alice@example.com")); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("writes:", srv.CountCalls(iamtest.MethodSetIamPolicy))
+	// Output:
+	// attempt 1: Conflict, wait 1.5s
+	// writes: 2
 }

@@ -53,7 +53,10 @@ func Example() {
 	}
 	defer srv.Close()
 	clk := &exampleClock{}
-	r, err := interceptor.New(interceptor.WithClock(clk))
+	r, err := interceptor.New(interceptor.WithClock(clk),
+		interceptor.WithObserver(func(_ context.Context, a interceptor.Attempt) {
+			fmt.Printf("%s %s attempt %d: %v, %s\n", a.Method, a.Resource, a.N, a.Class, a.Reason)
+		}))
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -66,10 +69,7 @@ func Example() {
 	}
 	defer client.Close()
 
-	u, err := policy.NewUpdater(client, interceptor.WithClock(clk),
-		interceptor.WithObserver(func(_ context.Context, a interceptor.Attempt) {
-			fmt.Printf("%s %s attempt %d: %v, %s\n", a.Method, a.Resource, a.N, a.Class, a.Reason)
-		}))
+	u, err := policy.NewUpdater(client, r)
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -39,7 +39,7 @@ func newEnv(t testing.TB) *env {
 func updater(t testing.TB, c policy.Client, opts ...interceptor.Option) (*policy.Updater, *vclock.Clock) {
 	t.Helper()
 	clk := vclock.New()
-	u, err := policy.NewUpdater(c, append([]interceptor.Option{interceptor.WithClock(clk)}, opts...)...)
+	u, err := newUpdater(c, append([]interceptor.Option{interceptor.WithClock(clk)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,4 +128,13 @@ func waitFor(t testing.TB, what string, cond func() bool) {
 		}
 		time.Sleep(100 * time.Microsecond)
 	}
+}
+
+// newUpdater builds a Retrier from opts and an Updater over c on it.
+func newUpdater(c policy.Client, opts ...interceptor.Option) (*policy.Updater, error) {
+	r, err := interceptor.New(opts...)
+	if err != nil {
+		return nil, err
+	}
+	return policy.NewUpdater(c, r)
 }

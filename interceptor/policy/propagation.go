@@ -15,8 +15,10 @@ import (
 // moments ago) is refused by SetIamPolicy with INVALID_ARGUMENT "Service
 // account EMAIL does not exist.": IAM is eventually consistent, and the
 // refusal changed nothing. The Updater treats it as the 404 of a read: with
-// WithRetryNotFound it reruns the read-modify-write within its deadline;
-// without, it returns the server's error at once, naming the option. In a
+// the Retrier's 404 opt-in (interceptor.WithRetryNotFound, or
+// RetryNotFoundContext on the Update's context) it reruns the
+// read-modify-write within its deadline; without, it returns the server's
+// error at once, naming the option. In a
 // coalesced batch it is first split (splittable: INVALID_ARGUMENT), so only
 // the caller naming the new member waits.
 
@@ -43,9 +45,10 @@ func (e *notVisibleError) GRPCStatus() *status.Status {
 	return status.New(grpccodes.InvalidArgument, e.err.Error())
 }
 
-// judgeNotVisible is the Updater's judge on the engine (see
-// enginehook.RunUpdate): a grant to a member not visible yet, in a change
-// tried alone, is Propagation; every other error goes to the classifier.
+// judgeNotVisible is the Classify of the Updater's Transact: a grant to a
+// member not visible yet, in a change tried alone, is Propagation (retried
+// with the 404 opt-in, with the server's code for observers and metrics);
+// every other error goes to the classifier.
 func judgeNotVisible(err error) (codes.Class, bool) {
 	var nv *notVisibleError
 	if errors.As(err, &nv) && err == error(nv) && nv.alone {
@@ -67,7 +70,7 @@ func notVisible(err error) bool {
 type memberNotVisibleError struct{ err error }
 
 func (e *memberNotVisibleError) Error() string {
-	return fmt.Sprintf("%v (a member created moments ago may not be visible to IAM yet: pass interceptor.WithRetryNotFound() to NewUpdater to wait for it within the retry deadline)", e.err)
+	return fmt.Sprintf("%v (a member created moments ago may not be visible to IAM yet: build the Retrier given to NewUpdater with interceptor.WithRetryNotFound(), or pass the Update a context from interceptor.RetryNotFoundContext, to wait for it within the retry deadline)", e.err)
 }
 
 func (e *memberNotVisibleError) Unwrap() error { return e.err }

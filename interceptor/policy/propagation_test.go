@@ -42,7 +42,7 @@ func newAccountEnv(t *testing.T) (*fakeiam.Server, policy.Client, *vclock.Clock,
 // it returns the server's error at once, naming the option.
 func TestGrantToNewAccount(t *testing.T) {
 	_, client, clk, member := newAccountEnv(t)
-	u, err := policy.NewUpdater(client, interceptor.WithClock(clk), interceptor.WithRetryNotFound())
+	u, err := newUpdater(client, interceptor.WithClock(clk), interceptor.WithRetryNotFound())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func TestGrantToNewAccount(t *testing.T) {
 	}
 
 	srv2, client2, clk2, member2 := newAccountEnv(t)
-	u2, err := policy.NewUpdater(client2, interceptor.WithClock(clk2))
+	u2, err := newUpdater(client2, interceptor.WithClock(clk2))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func TestGrantToNewAccount(t *testing.T) {
 func TestGrantToNewAccountReportsTheServersCode(t *testing.T) {
 	_, client, clk, member := newAccountEnv(t)
 	var seen []interceptor.Attempt
-	u, err := policy.NewUpdater(client, interceptor.WithClock(clk), interceptor.WithRetryNotFound(),
+	u, err := newUpdater(client, interceptor.WithClock(clk), interceptor.WithRetryNotFound(),
 		interceptor.WithObserver(func(_ context.Context, a interceptor.Attempt) { seen = append(seen, a) }))
 	if err != nil {
 		t.Fatal(err)

@@ -1,7 +1,6 @@
 package policy
 
 import (
-	"bytes"
 	"context"
 	"slices"
 
@@ -13,13 +12,14 @@ import (
 	"google.golang.org/protobuf/types/known/fieldmaskpb"
 
 	"github.com/iamretry/iamretry/codes"
+	"github.com/iamretry/iamretry/interceptor"
 )
 
 // The read-modify-write: the inner layer. It is given a resource and the
-// changes of one batch, runs on the retry engine, and returns each change's
-// outcome. It knows nothing of queues, batches or waiters, and calls nothing
-// of the batching layer (coalesce.go): the changes' own state (change.go)
-// says which were withdrawn.
+// changes of one batch, runs them as one interceptor.Transact, and returns
+// each change's outcome. It knows nothing of queues, batches or waiters, and
+// calls nothing of the batching layer (coalesce.go): the changes' own state
+// (change.go) says which were withdrawn.
 
 // noGAXRetry is appended to every call the Updater makes: the Updater owns
 // its retries, and a GAPIC client's own (resourcemanager v3's GetIamPolicy
@@ -35,12 +35,21 @@ type outcome struct {
 	ran      bool          // its mutations ran in the last attempt
 }
 
-// rmw is one read-modify-write of resource for changes.
+// rmw is one read-modify-write of resource for changes: the Read, Modify
+// and Write of its interceptor.Transact.
 type rmw struct {
-	u        *Updater
+	c        Client
 	resource string
 	changes  []*change
-	out      []outcome
+	// out is each change's outcome in the last attempt (made anew by each
+	// attempt's read).
+	out []outcome
+	// judging: the write was just refused FAILED_PRECONDITION, so the next
+	// read is Transact's fresh read that judges it, within the same attempt.
+	judging bool
+	// read is the policy the last Modify was given: the write keeps its
+	// version and compares its audit configs.
+	read *iampb.Policy
 	// probe: a grant to a member not visible yet is not rerun, even for a
 	// change tried alone (a batch split tries it again after the others).
 	probe bool
@@ -48,17 +57,34 @@ type rmw struct {
 
 // transact runs the read-modify-write on the Updater's Retrier and returns
 // each change's outcome in the last attempt, and the error that ended it,
-// if any.
-func (u *Updater) transact(ctx context.Context, resource string, changes []*change) ([]outcome, error) {
-	out, err := u.try(ctx, resource, changes, false)
+// if any. callers returns the contexts of the callers still waiting on it.
+func (u *Updater) transact(ctx context.Context, resource string, changes []*change, callers func() []context.Context) ([]outcome, error) {
+	out, err := u.try(ctx, resource, changes, callers, false)
 	return out, forCaller(err)
 }
 
 // try is transact, with the engine's own error (a notVisibleError is not
 // turned into the caller's yet); probe as in rmw.
-func (u *Updater) try(ctx context.Context, resource string, changes []*change, probe bool) ([]outcome, error) {
-	t := &rmw{u: u, resource: resource, changes: changes, probe: probe}
-	err := u.engine(u.r, ctx, UpdateMethod, resource, judgeNotVisible, t.attempt)
+func (u *Updater) try(ctx context.Context, resource string, changes []*change, callers func() []context.Context, probe bool) ([]outcome, error) {
+	t := &rmw{c: u.c, resource: resource, changes: changes, probe: probe}
+	pol, err := interceptor.Transact(ctx, u.r, interceptor.ReadModifyWrite[*iampb.Policy]{
+		Method:    UpdateMethod,
+		Resource:  resource,
+		Read:      t.readPolicy,
+		Modify:    t.modify,
+		Write:     t.write,
+		Etag:      func(p *iampb.Policy) string { return string(p.GetEtag()) },
+		Conflicts: u.conflicts,
+		Classify:  judgeNotVisible,
+		Callers:   callers,
+	})
+	if err == nil {
+		for i := range t.out {
+			if o := &t.out[i]; o.ran && o.err == nil && o.panicked == nil && !o.goexit {
+				o.pol = pol
+			}
+		}
+	}
 	return t.out, err
 }
 
@@ -85,21 +111,33 @@ func (t *rmw) live() bool {
 	return slices.ContainsFunc(t.changes, func(c *change) bool { return !c.withdrawn() })
 }
 
-// attempt is one read-modify-write.
-func (t *rmw) attempt(ctx context.Context) error {
-	t.out = make([]outcome, len(t.changes))
-	if !t.live() {
-		return gone(ctx)
+// readPolicy reads the policy, unless every caller has given up. The read
+// that starts an attempt clears the outcomes of the one before.
+func (t *rmw) readPolicy(ctx context.Context) (*iampb.Policy, error) {
+	if t.judging {
+		t.judging = false
+	} else {
+		t.out = make([]outcome, len(t.changes))
 	}
-	c := t.u.c
-	read, err := c.GetIamPolicy(ctx, readRequest(t.resource), noGAXRetry)
+	if !t.live() {
+		return nil, gone(ctx)
+	}
+	read, err := t.c.GetIamPolicy(ctx, readRequest(t.resource), noGAXRetry)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if read == nil {
-		return status.Error(grpccodes.Internal, "GetIamPolicy answered no policy")
+		return nil, status.Error(grpccodes.Internal, "GetIamPolicy answered no policy")
 	}
+	return read, nil
+}
 
+// modify runs each change's mutations on a copy of the policy read, keeps
+// the copy of each change that succeeded and stays within MaxPrincipals,
+// and records each change's outcome. It returns the policy to write, or
+// read itself when nothing changed.
+func (t *rmw) modify(read *iampb.Policy) (*iampb.Policy, bool, error) {
+	t.read = read
 	work := proto.Clone(read).(*iampb.Policy)
 	count := principals(work)
 	changed := false
@@ -130,37 +168,28 @@ func (t *rmw) attempt(ctx context.Context) error {
 		work, count, changed = cp, principals(cp), true
 	}
 	if !slices.ContainsFunc(t.out, func(o outcome) bool { return o.ran }) {
-		return gone(ctx)
+		return nil, false, context.Canceled // every caller has given up
 	}
+	if !changed {
+		return read, false, nil
+	}
+	return work, true, nil
+}
 
-	result := read
-	if changed {
-		if len(read.GetEtag()) == 0 {
-			return status.Error(grpccodes.FailedPrecondition,
-				"GetIamPolicy answered a policy without an etag; writing it would be a blind overwrite, so nothing was written")
+// write writes work with the etag of the policy read.
+func (t *rmw) write(ctx context.Context, work *iampb.Policy) (*iampb.Policy, error) {
+	written, err := t.c.SetIamPolicy(ctx, writeRequest(t.resource, t.read, work), noGAXRetry)
+	if err != nil {
+		t.judging = codes.CodeOf(err) == grpccodes.FailedPrecondition
+		if missingMember(err) {
+			return nil, &notVisibleError{err: err, alone: !t.probe && t.liveCount() == 1}
 		}
-		t.u.countWrite(t.u.r, ctx)
-		written, err := c.SetIamPolicy(ctx, writeRequest(t.resource, read, work), noGAXRetry)
-		if err != nil {
-			if codes.CodeOf(err) == grpccodes.FailedPrecondition {
-				return t.judgePrecondition(ctx, read, err)
-			}
-			if missingMember(err) {
-				return &notVisibleError{err: err, alone: !t.probe && t.liveCount() == 1}
-			}
-			return err
-		}
-		if written == nil {
-			return status.Error(grpccodes.Internal, "SetIamPolicy answered no policy")
-		}
-		result = written
+		return nil, err
 	}
-	for i := range t.out {
-		if o := &t.out[i]; o.ran && o.err == nil && o.panicked == nil && !o.goexit {
-			o.pol = result
-		}
+	if written == nil {
+		return nil, status.Error(grpccodes.Internal, "SetIamPolicy answered no policy")
 	}
-	return nil
+	return written, nil
 }
 
 // gone is the error of an attempt whose callers have all given up (the
@@ -170,24 +199,6 @@ func gone(ctx context.Context) error {
 		return err
 	}
 	return context.Canceled
-}
-
-// judgePrecondition decides what a FAILED_PRECONDITION answer to the write
-// means. Some services answer a stale etag with it: it is a conflict only
-// when a fresh read shows the etag moved; otherwise it is the server's
-// refusal, returned as it is.
-func (t *rmw) judgePrecondition(ctx context.Context, read *iampb.Policy, werr error) error {
-	fresh, err := t.u.c.GetIamPolicy(ctx, readRequest(t.resource), noGAXRetry)
-	if err != nil {
-		if codes.OfError(err) == codes.Transient {
-			return err // cannot tell: rerun from the read
-		}
-		return werr
-	}
-	if !bytes.Equal(fresh.GetEtag(), read.GetEtag()) {
-		return &conflictError{err: werr}
-	}
-	return werr
 }
 
 // writeRequest builds the SetIamPolicy request for the mutated copy work of

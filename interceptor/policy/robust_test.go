@@ -22,18 +22,36 @@ import (
 	"github.com/iamretry/iamretry/interceptor/policy"
 )
 
-// TestNewUpdaterRefusesInapplicableOptions: an option that does not apply
-// to a read-modify-write is refused with an error that names it.
-func TestNewUpdaterRefusesInapplicableOptions(t *testing.T) {
+// TestNewUpdaterRefusesBadInput: a nil Client, a nil Retrier, one not built
+// by interceptor.New and a nil option are each refused with an error naming
+// them, all at once, and no Updater.
+func TestNewUpdaterRefusesBadInput(t *testing.T) {
 	e := newEnv(t)
-	for name, o := range map[string]interceptor.Option{
-		"WithPushback":          interceptor.WithPushback(),
-		"WithPerAttemptTimeout": interceptor.WithPerAttemptTimeout(time.Second),
-		"WithSafeToRetry":       interceptor.WithSafeToRetry(interceptor.SafeToRetry),
+	r, err := interceptor.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		c    policy.Client
+		r    *interceptor.Retrier
+		opts []policy.Option
+		want []string
+	}{
+		{"nil r", e.client, nil, nil, []string{"Retrier", "got nil"}},
+		{"zero r", e.client, &interceptor.Retrier{}, nil, []string{"not built by interceptor.New"}},
+		{"nil option", e.client, r, []policy.Option{nil}, []string{"option 1 of 1 is nil"}},
+		{"all", nil, nil, []policy.Option{policy.WithConflictBackoff(9)}, []string{"Client", "Retrier", "ConflictBackoff(9)"}},
 	} {
-		u, err := policy.NewUpdater(e.client, o)
-		if err == nil || u != nil || !strings.Contains(err.Error(), name) {
-			t.Errorf("%s: %v, %v", name, u, err)
+		u, err := policy.NewUpdater(tc.c, tc.r, tc.opts...)
+		if u != nil || err == nil {
+			t.Errorf("%s: %v, %v; want an error", tc.name, u, err)
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: %v; want it to name %q", tc.name, err, w)
+			}
 		}
 	}
 }

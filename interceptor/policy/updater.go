@@ -11,9 +11,7 @@ import (
 
 	"cloud.google.com/go/iam/apiv1/iampb"
 
-	"github.com/iamretry/iamretry/codes"
 	"github.com/iamretry/iamretry/interceptor"
-	"github.com/iamretry/iamretry/internal/enginehook"
 )
 
 // UpdateMethod is the Method of the Attempts an Updater reports (and the
@@ -27,58 +25,97 @@ const UpdateMethod = "iamretry.policy/Update"
 // It starts a goroutine per resource only while an Update of that resource
 // is under way, so it needs no Close.
 type Updater struct {
-	c      Client
-	r      *interceptor.Retrier
-	engine func(r *interceptor.Retrier, ctx context.Context, method, resource string, judge func(error) (codes.Class, bool), f func(context.Context) error) error
-	// countWrite counts a SetIamPolicy call (the writes instrument);
-	// withCallers marks a batch's context so that the engine's span events
-	// go to every caller still waiting on it.
-	countWrite  func(r *interceptor.Retrier, ctx context.Context)
-	withCallers func(ctx context.Context, callers func() []context.Context) context.Context
-	// waitsForMembers: the Retrier retries NOT_FOUND (WithRetryNotFound),
-	// so a grant to a member not visible yet is rerun (propagation.go).
-	waitsForMembers bool
+	c         Client
+	r         *interceptor.Retrier
+	conflicts interceptor.ConflictBackoff
 
 	mu     sync.Mutex
 	queues map[string]*queue // resources with a committer running
 }
 
+// Option configures what only an Updater has (everything else is the
+// Retrier's, given to NewUpdater). A nil Option is refused.
+type Option func(*updaterConfig)
+
+type updaterConfig struct {
+	conflicts interceptor.ConflictBackoff
+	errs      []error
+}
+
+// WithConflictBackoff chooses the schedule of the reruns after a concurrent
+// change (default interceptor.SpreadConflicts; interceptor.DocumentedConflicts
+// reruns on the Retrier's Backoff, as a transient failure). An unknown value
+// is refused by NewUpdater with an error naming it.
+func WithConflictBackoff(s interceptor.ConflictBackoff) Option {
+	return func(c *updaterConfig) {
+		if s != interceptor.SpreadConflicts && s != interceptor.DocumentedConflicts {
+			c.errs = append(c.errs, fmt.Errorf("WithConflictBackoff(%v): unknown schedule; use interceptor.SpreadConflicts or interceptor.DocumentedConflicts", s))
+			return
+		}
+		c.conflicts = s
+	}
+}
+
 // NewUpdater returns an Updater that reads and writes policies through c and
-// retries with the engine of an interceptor.Retrier built from opts: the
-// guidance's backoff (1 s, 2 s, 4 s, ... plus up to 1 s of jitter, at most
-// 32 s) within a 60 s retry deadline unless opts say otherwise. Options
-// apply as they do to the interceptor; WithClassifier's function is given
-// the method UpdateMethod, and observers see one Attempt per failed
+// runs each read-modify-write on r (interceptor.Transact): it shares r's
+// retry budget, clock, random source, meter, observers, logger, backoff and
+// retry deadline with every other face of r. WithClassifier's function is
+// given the method UpdateMethod, and observers see one Attempt per failed
 // read-modify-write, with Method UpdateMethod and Resource the resource.
-// Options that do not apply to a read-modify-write (WithPushback,
-// WithPerAttemptTimeout, WithSafeToRetry) are refused with an error naming
-// each. A nil c, or invalid options, give an error and no Updater.
+// r's per-attempt timeout bounds each GetIamPolicy and SetIamPolicy call;
+// a RetryInfo delay is the floor of a wait; r's 404 opt-in
+// (interceptor.WithRetryNotFound, or RetryNotFoundContext on an Update's
+// context) applies to grants to members IAM cannot see yet. Reruns after a
+// conflict follow WithConflictBackoff's schedule and never count toward
+// r's attempt cap (a cap sized for single calls would lose changes under
+// contention). A nil c, a nil r or one not built by interceptor.New, and
+// invalid options give an error naming each, and no Updater.
 //
 // The Updater owns the retries of the calls it makes: it marks their
-// context, so that an iamretry interceptor on c's connection passes them
-// straight through, and it passes gax.WithRetry(nil) to each, so that a
-// GAPIC client's own retries stay off. Composed so (the Updater over a
-// client that carries the interceptor), the server sees the attempts of
-// one schedule and the caller never waits past the Updater's deadline. That
-// holds for every c that passes its context through and does not retry on
-// its own otherwise.
-func NewUpdater(c Client, opts ...interceptor.Option) (*Updater, error) {
+// context, so that r's interceptor (or RoundTripper) on c's connection
+// passes them straight through, and it passes gax.WithRetry(nil) to each,
+// so that a GAPIC client's own retries stay off. Composed so (the Updater
+// over a client that carries r), the server sees the attempts of one
+// schedule and the caller never waits past r's deadline. That holds for
+// every c that passes its context through and does not retry on its own
+// otherwise.
+func NewUpdater(c Client, r *interceptor.Retrier, opts ...Option) (*Updater, error) {
+	var cfg updaterConfig
 	if isNil(c) {
-		return nil, errors.New("iamretry/policy: NewUpdater needs a Client (an iam/apiv1 IamPolicyClient, a resourcemanager client, FromAdmin, FromConn, ...); got nil")
+		cfg.errs = append(cfg.errs, errors.New("NewUpdater needs a Client (an iam/apiv1 IamPolicyClient, a resourcemanager client, FromAdmin, FromConn, ...); got nil"))
 	}
-	r, err := enginehook.NewUpdaterRetrier.(func(...interceptor.Option) (*interceptor.Retrier, error))(opts...)
-	if err != nil {
-		return nil, fmt.Errorf("iamretry/policy: NewUpdater: %w", err)
+	switch {
+	case r == nil:
+		cfg.errs = append(cfg.errs, errors.New("NewUpdater needs the *interceptor.Retrier it runs on; got nil (build one with interceptor.New)"))
+	case !built(r):
+		cfg.errs = append(cfg.errs, errors.New("NewUpdater: the Retrier was not built by interceptor.New (a zero Retrier has no schedule, clock or budget): build it with interceptor.New"))
 	}
-	return &Updater{
-		c:               c,
-		r:               r,
-		engine:          enginehook.RunUpdate.(func(*interceptor.Retrier, context.Context, string, string, func(error) (codes.Class, bool), func(context.Context) error) error),
-		countWrite:      enginehook.CountWrite.(func(*interceptor.Retrier, context.Context)),
-		withCallers:     enginehook.WithCallers.(func(context.Context, func() []context.Context) context.Context),
-		waitsForMembers: enginehook.RetriesNotFound.(func(*interceptor.Retrier) bool)(r),
-		queues:          map[string]*queue{},
-	}, nil
+	for i, o := range opts {
+		if o == nil {
+			cfg.errs = append(cfg.errs, fmt.Errorf("NewUpdater: option %d of %d is nil", i+1, len(opts)))
+			continue
+		}
+		o(&cfg)
+	}
+	if len(cfg.errs) > 0 {
+		for i, e := range cfg.errs {
+			cfg.errs[i] = fmt.Errorf("iamretry/policy: %w", e)
+		}
+		return nil, errors.Join(cfg.errs...)
+	}
+	return &Updater{c: c, r: r, conflicts: cfg.conflicts, queues: map[string]*queue{}}, nil
+}
+
+// built reports whether r was built by interceptor.New: each method of a
+// Retrier that was not panics, naming New.
+func built(r *interceptor.Retrier) (ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	r.Backoff()
+	return true
 }
 
 func isNil(c Client) bool {
@@ -104,7 +141,8 @@ func isNil(c Client) bool {
 // (else the version read). A concurrent change (ABORTED, or
 // FAILED_PRECONDITION when a fresh read shows the etag moved) or a transient
 // failure of the read or the write runs it all again from the read, after
-// the Retrier's backoff and within its deadline and ctx. Mutations are
+// the Retrier's backoff (the conflict schedule after a conflict) and within
+// its deadline and ctx. Mutations are
 // rerun on each fresh read, so they must be idempotent (see Mutation).
 //
 // Concurrent Updates of one resource through one Updater are coalesced: a

@@ -24,17 +24,17 @@ import (
 const res = "projects/p1"
 
 func TestNewUpdaterRefuses(t *testing.T) {
-	if u, err := policy.NewUpdater(nil); err == nil || u != nil || !strings.Contains(err.Error(), "Client") {
+	if u, err := newUpdater(nil); err == nil || u != nil || !strings.Contains(err.Error(), "Client") {
 		t.Fatalf("nil client: %v, %v", u, err)
 	}
-	if _, err := policy.NewUpdater(policy.FromConn(nil)); err == nil {
+	if _, err := newUpdater(policy.FromConn(nil)); err == nil {
 		t.Fatal("FromConn(nil) accepted")
 	}
-	if _, err := policy.NewUpdater(policy.FromAdmin(nil)); err == nil {
+	if _, err := newUpdater(policy.FromAdmin(nil)); err == nil {
 		t.Fatal("FromAdmin(nil) accepted")
 	}
 	e := newEnv(t)
-	if _, err := policy.NewUpdater(e.client, interceptor.WithDeadline(-time.Second)); err == nil || !strings.Contains(err.Error(), "WithDeadline") {
+	if _, err := newUpdater(e.client, interceptor.WithDeadline(-time.Second)); err == nil || !strings.Contains(err.Error(), "WithDeadline") {
 		t.Fatalf("bad option: %v", err)
 	}
 	u, _ := updater(t, e.client)

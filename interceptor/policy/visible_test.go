@@ -55,7 +55,7 @@ func newNewAccountBatch(t *testing.T, opts ...interceptor.Option) *newAccountBat
 		}
 		return nil
 	}
-	u, err := policy.NewUpdater(&landingClient{Client: x.h, x: x, start: start},
+	u, err := newUpdater(&landingClient{Client: x.h, x: x, start: start},
 		append([]interceptor.Option{interceptor.WithClock(clk), interceptor.WithRandom(func() float64 { return 0.5 })}, opts...)...)
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,325 @@
+package interceptor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	grpccodes "google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/iamretry/iamretry/codes"
+)
+
+// ReadModifyWrite is one change of an object guarded by an etag (an IAM
+// allow policy, a custom role, a deny policy, or an object of your own), as
+// Transact runs it: read the object, modify it, write it back with the etag
+// read. T is what Read returns and Write takes: the object (a proto message
+// pointer, say), or a value of your own that carries it.
+type ReadModifyWrite[T any] struct {
+	// Method names the transaction: the Method of its Attempts and the
+	// method the Retrier's classifier is given. Its metrics count it under
+	// grpc.method "other" (see WithMeterProvider: this library's own
+	// read-modify-writes, policy.UpdateMethod, have values of their own);
+	// give it a name of your own, not a gRPC method's, whose calls the
+	// interceptor beneath counts. Required.
+	Method string
+	// Resource is the Resource of its Attempts (the object's name); may be "".
+	Resource string
+
+	// Read reads the object. It must pass ctx on (an interceptor or
+	// RoundTripper beneath then leaves the retries to Transact) and turn
+	// its client's own retries off (gax.WithRetry(nil) on a GAPIC call).
+	// Each attempt starts with it; within an attempt, it is called once
+	// more right after a write refused FAILED_PRECONDITION, for the fresh
+	// read that judges the refusal (see Etag). Required.
+	Read func(ctx context.Context) (T, error)
+	// Modify applies the change to what Read returned and returns the value
+	// to write and whether it changed anything. It may change v in place
+	// and return it. It must be idempotent: applied to an object that holds
+	// the change already it reports no change (so a write whose answer was
+	// lost is not applied twice: the rerun finds the work done and writes
+	// nothing). Its error ends the transaction at once, unchanged, and is
+	// never retried; a panic in it reaches Transact's caller. Required.
+	Modify func(v T) (T, bool, error)
+	// Write writes what Modify returned, with the etag read (the etag is
+	// what makes a concurrent change fail instead of being overwritten),
+	// and returns the object as written. It is called only when Modify
+	// changed something. It must pass ctx on and turn its client's retries
+	// off, as Read. A long-running write (a deny policy's UpdatePolicy)
+	// waits for its operation within ctx: a failed poll is a failure of the
+	// write, and a stale etag reported as the operation's error is a
+	// conflict as it is from the call. Required.
+	Write func(ctx context.Context, v T) (T, error)
+	// Etag returns the etag of what Read returned ("" for none: such an
+	// object is never written, that would be a blind overwrite). A write
+	// refused FAILED_PRECONDITION is a conflict only when a fresh read
+	// shows the etag moved. To create an object that is absent, have Read
+	// return a value that says so, Etag a token of your own for it
+	// ("absent"), Write create it, and Classify make the create's
+	// ALREADY_EXISTS (a concurrent create) codes.Conflict. Required.
+	Etag func(v T) string
+
+	// Conflicts is the schedule of the reruns after a conflict (default
+	// SpreadConflicts).
+	Conflicts ConflictBackoff
+	// Classify, when set, classifies an error of Read or Write before the
+	// Retrier's classifier does; ok false leaves it to the classifier. It
+	// lets a transaction retry what only it knows to be retryable: an
+	// error it makes Propagation is retried with the 404 opt-in
+	// (WithRetryNotFound, RetryNotFoundContext), as NOT_FOUND is, with its
+	// code unchanged for observers and metrics.
+	Classify func(err error) (class codes.Class, ok bool)
+	// Callers, when set, returns the contexts of the callers a transaction
+	// runs for (several callers' changes written at once): each failed
+	// attempt's span event goes to the span of each of them instead of
+	// Transact's ctx. Observers still get Transact's ctx.
+	Callers func() []context.Context
+}
+
+// Transact runs t on r's engine as a retried transaction, the IAM
+// guidance's "retry the entire read-modify-write": it reads; applies
+// Modify; writes, only when something changed, with the etag read; and
+// returns what Write returned, or what Modify returned when nothing changed
+// (then nothing is written).
+//
+// It reruns the whole from the read, never the write alone: after ABORTED
+// (a concurrent change), FAILED_PRECONDITION on the write when a fresh read
+// shows the etag moved, and a Transient failure of the read or the write (a
+// failed write may have committed: the fresh read and the idempotent Modify
+// find out). Transient failures wait r's Backoff; conflicts wait
+// t.Conflicts' schedule, spend no retry budget and never count toward r's
+// attempt cap. Everything else is r's, as for every other face: its retry
+// deadline (from the first failure), attempt cap, budget, clock, random
+// source, observers (one Attempt per failed read-modify-write, Method
+// t.Method), logger, metrics (writes and conflicts among them) and span
+// events; a RetryInfo delay is the floor of a wait; its per-attempt timeout
+// bounds each Read and Write call (a call it cuts off is Transient).
+//
+// One owner per call: the context given to Read and Write is marked, and a
+// Retrier's interceptor or RoundTripper beneath passes their failures
+// through. Do not nest owners (a Do or another Transact inside Read).
+//
+// It returns the last error unchanged (a FAILED_PRECONDITION found to be a
+// conflict reports ABORTED and wraps the server's error), Modify's error
+// unchanged, or, when ctx ends during a wait, an error whose gRPC code is
+// the context's and that wraps the last error; with the zero T. A nil or
+// unbuilt r, a missing Method, Read, Modify, Write or Etag, and an unknown
+// Conflicts are refused with an error naming each, before any call.
+func Transact[T any](ctx context.Context, r *Retrier, t ReadModifyWrite[T]) (T, error) {
+	var zero T
+	if err := t.check(r); err != nil {
+		return zero, err
+	}
+	x := &txn[T]{r: r, t: t}
+	x.j = job{
+		method:        t.Method,
+		resource:      t.Resource,
+		retryConflict: true,
+		conflict:      t.Conflicts,
+		retryNotFound: restFlagsOf(ctx)&restNotFound != 0,
+		deadline:      r.cfg.deadline,
+		maxAttempts:   r.cfg.maxAttempts,
+		judge:         x.judge,
+	}
+	if r.cfg.perAttempt > 0 {
+		x.j.cut = x.wasCut
+	}
+	if t.Callers != nil {
+		ctx = withCallers(ctx, t.Callers)
+	}
+	if err := r.do(ctx, &x.j, x.attempt); err != nil {
+		return zero, err
+	}
+	return x.result, nil
+}
+
+// check refuses what Transact cannot run, naming each.
+func (t *ReadModifyWrite[T]) check(r *Retrier) error {
+	var errs []error
+	if r == nil {
+		errs = append(errs, errors.New("the Retrier is nil"))
+	} else if !r.built() {
+		errs = append(errs, errors.New("the Retrier was not built by interceptor.New (a zero Retrier): build it with interceptor.New"))
+	}
+	if t.Method == "" {
+		errs = append(errs, errors.New("Method is empty: name the transaction (its observers and metrics need it)"))
+	}
+	if t.Read == nil {
+		errs = append(errs, errors.New("Read is nil"))
+	}
+	if t.Modify == nil {
+		errs = append(errs, errors.New("Modify is nil"))
+	}
+	if t.Write == nil {
+		errs = append(errs, errors.New("Write is nil"))
+	}
+	if t.Etag == nil {
+		errs = append(errs, errors.New("Etag is nil"))
+	}
+	if !t.Conflicts.known() {
+		errs = append(errs, fmt.Errorf("Conflicts is %v: unknown schedule; use SpreadConflicts or DocumentedConflicts", t.Conflicts))
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	for i, e := range errs {
+		errs[i] = fmt.Errorf("iamretry: Transact(%s): %w", t.Method, e)
+	}
+	return errors.Join(errs...)
+}
+
+// txn is one Transact call: the engine runs its attempts and asks its judge
+// one after another, on the caller's goroutine.
+type txn[T any] struct {
+	r      *Retrier
+	t      ReadModifyWrite[T]
+	j      job
+	result T
+	// own: the attempt failed by Transact's or Modify's own doing (Modify's
+	// error, a read without an etag): Permanent, whatever the classifier
+	// says of it.
+	own bool
+	cut bool // a Read or Write of the last attempt ran out of the per-attempt timeout
+}
+
+// attempt is one read-modify-write.
+func (x *txn[T]) attempt(ctx context.Context) error {
+	x.own, x.cut = false, false
+	err := x.run(ctx)
+	if err != nil && x.j.start.IsZero() && x.r.cfg.perAttempt > 0 {
+		// The first failure: the retry deadline, which the per-attempt
+		// timeouts of later calls end with, counts from now.
+		x.j.start = x.r.cfg.clock.Now()
+	}
+	return err
+}
+
+func (x *txn[T]) run(ctx context.Context) error {
+	v, err := call(x, ctx, x.t.Read)
+	if err != nil {
+		return err
+	}
+	etag := x.t.Etag(v)
+	w, changed, err := x.t.Modify(v)
+	if err != nil {
+		x.own = true
+		return err
+	}
+	if !changed {
+		x.result = w
+		return nil
+	}
+	if etag == "" {
+		x.own = true
+		return status.Errorf(grpccodes.FailedPrecondition,
+			"iamretry: Transact(%s): the read answered %s without an etag; writing it would be a blind overwrite, so nothing was written", x.t.Method, x.what())
+	}
+	if x.r.m != nil {
+		x.r.m.write(ctx, x.t.Method)
+	}
+	out, err := call(x, ctx, func(ctx context.Context) (T, error) { return x.t.Write(ctx, w) })
+	if err != nil {
+		if codes.CodeOf(err) == grpccodes.FailedPrecondition {
+			return x.precondition(ctx, etag, err)
+		}
+		return err
+	}
+	x.result = out
+	return nil
+}
+
+func (x *txn[T]) what() string {
+	if x.t.Resource != "" {
+		return x.t.Resource
+	}
+	return "an object"
+}
+
+// precondition decides what a FAILED_PRECONDITION answer to the write
+// means: some services answer a stale etag with it. It is a conflict only
+// when a fresh read shows the etag moved; a transient failure of that read
+// reruns the transaction (from another read); otherwise it is the server's
+// refusal, returned as it is.
+func (x *txn[T]) precondition(ctx context.Context, etag string, werr error) error {
+	fresh, err := call(x, ctx, x.t.Read)
+	if err != nil {
+		if x.cut || x.r.cfg.classify(x.t.Method, err) == codes.Transient {
+			return err
+		}
+		return werr
+	}
+	if x.t.Etag(fresh) != etag {
+		return &conflictError{err: werr}
+	}
+	return werr
+}
+
+// call runs f, a Read or a Write, under the per-attempt timeout when the
+// Retrier has one: min(it, what is left of the retry deadline).
+func call[T any](x *txn[T], ctx context.Context, f func(context.Context) (T, error)) (T, error) {
+	d := x.r.cfg.perAttempt
+	if d <= 0 {
+		return f(ctx)
+	}
+	if !x.j.start.IsZero() && x.j.deadline > 0 {
+		d = min(d, x.j.start.Add(x.j.deadline).Sub(x.r.cfg.clock.Now()))
+	}
+	cctx, cancel := context.WithTimeout(ctx, max(d, 0))
+	defer cancel()
+	v, err := f(cctx)
+	if err != nil && ctx.Err() == nil {
+		// Decided by the call's deadline, not by whether its context has
+		// reported the error yet: a server that answers DEADLINE_EXCEEDED
+		// as its deadline passes is cut off as well.
+		if dl, _ := cctx.Deadline(); cctx.Err() != nil || !time.Now().Before(dl) {
+			x.cut = true
+		}
+	}
+	return v, err
+}
+
+func (x *txn[T]) wasCut() bool { return x.cut }
+
+// judge classifies what only the transaction knows: its own failures are
+// Permanent; t.Classify comes next; the rest is the Retrier's classifier's.
+func (x *txn[T]) judge(err error) (codes.Class, bool) {
+	if x.own {
+		return codes.Permanent, true
+	}
+	if x.t.Classify != nil {
+		return x.t.Classify(err)
+	}
+	return codes.Permanent, false
+}
+
+// conflictError is a FAILED_PRECONDITION answer to a write that a fresh
+// read showed to be a concurrent change (the etag moved): it is rerun as an
+// ABORTED would be, and reports ABORTED (with the server's details, its
+// RetryInfo among them) while wrapping the server's error.
+type conflictError struct{ err error }
+
+func (e *conflictError) Error() string {
+	return fmt.Sprintf("concurrent change (the etag moved since the read): %v", e.err)
+}
+
+func (e *conflictError) Unwrap() error { return e.err }
+
+func (e *conflictError) GRPCStatus() *status.Status {
+	p := status.New(grpccodes.Aborted, e.Error()).Proto()
+	if st := statusAs(e.err); st != nil {
+		p.Details = st.Proto().GetDetails()
+	}
+	return status.FromProto(p)
+}
+
+// RetriesNotFound reports whether a call made under ctx retries NOT_FOUND
+// (the 404 opt-in): r was built WithRetryNotFound, or ctx comes from
+// RetryNotFoundContext. A Transact whose Classify makes an error
+// Propagation retries it exactly then. A Retrier not built by New panics,
+// naming New.
+func (r *Retrier) RetriesNotFound(ctx context.Context) bool {
+	r.mustBeBuilt("Retrier.RetriesNotFound")
+	return r.cfg.retryNotFound || restFlagsOf(ctx)&restNotFound != 0
+}
