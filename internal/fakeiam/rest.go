@@ -46,7 +46,7 @@ import (
 // google.rpc.RetryInfo) in their JSON form with "@type". Anything else
 // answers 404 with status NOT_FOUND.
 func (s *Server) RESTHandler() http.Handler {
-	return &restHandler{s: s, routes: s.restRoutes()}
+	return s.withDenyREST(&restHandler{s: s, routes: s.restRoutes()}) // deny policies: deny_rest.go
 }
 
 type restHandler struct {
