@@ -41,9 +41,11 @@ func (s *Server) withDenyREST(next http.Handler) http.Handler {
 
 // denyPath splits a /v2/policies/... path into its segments after "v2",
 // decoded as http.proto says a server decodes a variable of several
-// segments: every percent-escape but %2F, which stays (so that the
-// URL-encoded attachment point stays one segment, whether a client sent
-// %2F or, as GAPIC REST clients do, %252F).
+// segments ("The server side does the reverse decoding, except "%2F" and
+// "%2f" are left unchanged", google/api/http.proto): every escape but %2F,
+// which stays, so that the URL-encoded attachment point is one segment and
+// the name is the same whether a client sent %252F (the GAPIC and discovery
+// clients, which escape the name's %) or %2F (a request written by hand).
 func denyPath(escaped string) ([]string, bool) {
 	rest, ok := strings.CutPrefix(strings.TrimLeft(escaped, "/"), "v2/policies/")
 	if !ok {
@@ -104,24 +106,34 @@ func (s *Server) serveDenyREST(w http.ResponseWriter, r *http.Request, segs []st
 	case len(segs) == 3 && r.Method == http.MethodGet:
 		q := &iamv2pb.ListPoliciesRequest{Parent: name}
 		method, req = MethodListPolicies, q
-		call = func(ctx context.Context, x any) (any, error) { return d.ListPolicies(ctx, x.(*iamv2pb.ListPoliciesRequest)) }
+		call = func(ctx context.Context, x any) (any, error) {
+			return d.ListPolicies(ctx, x.(*iamv2pb.ListPoliciesRequest))
+		}
 	case len(segs) == 3 && r.Method == http.MethodPost:
 		q := &iamv2pb.CreatePolicyRequest{Parent: name, Policy: &iamv2pb.Policy{}}
 		method, req, body = MethodCreatePolicy, q, q.Policy
-		call = func(ctx context.Context, x any) (any, error) { return d.CreatePolicy(ctx, x.(*iamv2pb.CreatePolicyRequest)) }
+		call = func(ctx context.Context, x any) (any, error) {
+			return d.CreatePolicy(ctx, x.(*iamv2pb.CreatePolicyRequest))
+		}
 	case len(segs) == 4 && r.Method == http.MethodGet:
 		method, req = MethodGetPolicy, &iamv2pb.GetPolicyRequest{Name: name}
 		call = func(ctx context.Context, x any) (any, error) { return d.GetPolicy(ctx, x.(*iamv2pb.GetPolicyRequest)) }
 	case len(segs) == 4 && r.Method == http.MethodPut:
 		q := &iamv2pb.UpdatePolicyRequest{Policy: &iamv2pb.Policy{}}
 		method, req, body = MethodUpdatePolicy, q, q.Policy
-		call = func(ctx context.Context, x any) (any, error) { return d.UpdatePolicy(ctx, x.(*iamv2pb.UpdatePolicyRequest)) }
+		call = func(ctx context.Context, x any) (any, error) {
+			return d.UpdatePolicy(ctx, x.(*iamv2pb.UpdatePolicyRequest))
+		}
 	case len(segs) == 4 && r.Method == http.MethodDelete:
 		method, req = MethodDeletePolicy, &iamv2pb.DeletePolicyRequest{Name: name}
-		call = func(ctx context.Context, x any) (any, error) { return d.DeletePolicy(ctx, x.(*iamv2pb.DeletePolicyRequest)) }
+		call = func(ctx context.Context, x any) (any, error) {
+			return d.DeletePolicy(ctx, x.(*iamv2pb.DeletePolicyRequest))
+		}
 	case len(segs) == 6 && segs[4] == "operations" && r.Method == http.MethodGet:
 		method, req = MethodGetOperation, &longrunningpb.GetOperationRequest{Name: name}
-		call = func(ctx context.Context, x any) (any, error) { return o.GetOperation(ctx, x.(*longrunningpb.GetOperationRequest)) }
+		call = func(ctx context.Context, x any) (any, error) {
+			return o.GetOperation(ctx, x.(*longrunningpb.GetOperationRequest))
+		}
 	default:
 		writeRESTError(w, status.Errorf(codes.NotFound, "fakeiam: no method for %s %s", r.Method, r.URL.Path))
 		return
