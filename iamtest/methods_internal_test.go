@@ -22,7 +22,7 @@ func TestMethodsAreTheFakes(t *testing.T) {
 		MethodFoldersSetIamPolicy: fakeiam.MethodFoldersSetIamPolicy, MethodFoldersTestIamPermissions: fakeiam.MethodFoldersTestIamPermissions,
 		MethodOrganizationsGetIamPolicy: fakeiam.MethodOrganizationsGetIamPolicy, MethodOrganizationsSetIamPolicy: fakeiam.MethodOrganizationsSetIamPolicy,
 		MethodOrganizationsTestIamPermissions: fakeiam.MethodOrganizationsTestIamPermissions,
-		MethodListPolicies: fakeiam.MethodListPolicies, MethodGetPolicy: fakeiam.MethodGetPolicy,
+		MethodListPolicies:                    fakeiam.MethodListPolicies, MethodGetPolicy: fakeiam.MethodGetPolicy,
 		MethodCreatePolicy: fakeiam.MethodCreatePolicy, MethodUpdatePolicy: fakeiam.MethodUpdatePolicy,
 		MethodDeletePolicy: fakeiam.MethodDeletePolicy, MethodGetOperation: fakeiam.MethodGetOperation,
 	} {
