@@ -8,7 +8,8 @@
 // TestIamPermissions for any resource name); google.iam.admin.v1.IAM
 // (service accounts, their keys and policies, predefined roles); and the IAM
 // methods of google.cloud.resourcemanager.v3 Projects, Folders and
-// Organizations, all backed by one policy store. It keeps IAM's semantics:
+// Organizations, all backed by one policy store; and IAM v2 deny policies
+// (see Deny policies below). It keeps IAM's semantics:
 // etags that move on every write, a stale etag answered ABORTED, policy
 // versions and conditions, member and role validation. Every other method of
 // those services answers UNIMPLEMENTED.
@@ -71,6 +72,36 @@
 // whose rule for concurrent calls its doc gives; or testing/synctest's
 // synctest.Test, where the wall clock is a fake one that jumps ahead whenever
 // every goroutine of the test is blocked (see the synctest example).
+//
+// # Deny policies
+//
+// The fake serves IAM v2 deny policies, google.iam.v2.Policies (iam/apiv2's
+// NewPoliciesClient over gRPC, NewPoliciesRESTClient over REST at
+// /v2/policies/...), named as google/iam/v2/policy.proto names them:
+// policies/{attachment_point}/denypolicies/{policy_id}, the attachment point
+// a project, folder or organization URL-encoded
+// (policies/cloudresourcemanager.googleapis.com%2Fprojects%2Fmy-project/denypolicies/my-policy).
+// As policy.proto documents: every write moves the etag; UpdatePolicy with a
+// stale etag, and DeletePolicy with one, fail ABORTED (409); DeletePolicy
+// without an etag deletes whatever the etag; ListPolicies answers the
+// policies without their rules; a registered project (RegisterProject) is
+// answered by number. Rules are checked against deny.proto's principal forms
+// (principal://goog/subject/EMAIL, principalSet://goog/group/EMAIL,
+// principalSet://goog/public:all, never an exception, ...) and the v2
+// permission form SERVICE_FQDN/RESOURCE.ACTION; an attachment point holds up
+// to 500 deny policies and 500 deny rules in all. CreatePolicy, UpdatePolicy
+// and DeletePolicy return long-running operations, polled with
+// google.longrunning.Operations GetOperation (MethodGetOperation; GET
+// /v2/{name=policies/*/*/*/operations/*}); the write takes effect when its
+// operation completes. The deny controls, with their defaults:
+//
+//   - SetDenyOperationDelay (0: operations complete within their call);
+//   - SetDenyStaleEtagInOperation (off: a stale etag fails the call);
+//   - SeedDenyPolicy and DenyPolicy, to set up and read back the store.
+//
+// Every fault control, the call log and ConcurrentWriteNext (on
+// MethodUpdatePolicy and MethodDeletePolicy) apply to the deny methods as to
+// the others.
 //
 // The fake shares no code with the iamretry packages it is used to test.
 package iamtest
