@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"net/url"
 	"slices"
 	"strconv"
@@ -26,14 +27,17 @@ import (
 // google.longrunning.Operations method its operations are polled with. The
 // other methods of google.longrunning.Operations answer UNIMPLEMENTED.
 const (
-	MethodListPolicies  = "/google.iam.v2.Policies/ListPolicies"
-	MethodGetPolicy     = "/google.iam.v2.Policies/GetPolicy"
-	MethodCreatePolicy  = "/google.iam.v2.Policies/CreatePolicy"
-	MethodUpdatePolicy  = "/google.iam.v2.Policies/UpdatePolicy"
-	MethodDeletePolicy  = "/google.iam.v2.Policies/DeletePolicy"
-	MethodGetOperation  = "/google.longrunning.Operations/GetOperation"
-	denyPolicyKind      = "DenyPolicy"
-	denyPoliciesSegment = "denypolicies"
+	MethodListPolicies = "/google.iam.v2.Policies/ListPolicies"
+	MethodGetPolicy    = "/google.iam.v2.Policies/GetPolicy"
+	MethodCreatePolicy = "/google.iam.v2.Policies/CreatePolicy"
+	MethodUpdatePolicy = "/google.iam.v2.Policies/UpdatePolicy"
+	MethodDeletePolicy = "/google.iam.v2.Policies/DeletePolicy"
+	MethodGetOperation = "/google.longrunning.Operations/GetOperation"
+)
+
+const (
+	denyPolicyKind      = "DenyPolicy"   // Policy.kind: "Always contains the value `DenyPolicy`"
+	denyPoliciesSegment = "denypolicies" // the kind of policy in a name
 )
 
 // Limits of deny policies, from https://cloud.google.com/iam/docs/deny-overview
@@ -41,7 +45,10 @@ const (
 // policies can contain a total of 500 deny rules.") and the field comments
 // of google/iam/v2/policy.proto (display_name "up to 63 characters",
 // annotations "Keys can be up to 63 characters. Values can be up to 255
-// characters.", a rule's description "up to 256 characters").
+// characters.", a rule's description "up to 256 characters"). IAM's codes
+// and messages for them are not documented: the fake answers
+// FAILED_PRECONDITION past the policy count and INVALID_ARGUMENT past the
+// rule count, with messages of its own.
 const (
 	MaxDenyPoliciesPerAttachmentPoint = 500
 	MaxDenyRulesPerAttachmentPoint    = 500
@@ -165,23 +172,12 @@ func (ds *denyState) newPolicyLocked(canon string, p *iamv2pb.Policy, now time.T
 		Uid:         fmt.Sprintf("%08x-0000-4000-8000-%012x", ds.seq, ds.seq),
 		Kind:        denyPolicyKind,
 		DisplayName: p.GetDisplayName(),
-		Annotations: maps(p.GetAnnotations()),
+		Annotations: maps.Clone(p.GetAnnotations()),
 		Etag:        ds.nextEtagLocked(),
 		CreateTime:  timestamppb.New(now),
 		UpdateTime:  timestamppb.New(now),
 		Rules:       cloneRules(p.GetRules()),
 	}
-}
-
-func maps(m map[string]string) map[string]string {
-	if len(m) == 0 {
-		return nil
-	}
-	out := make(map[string]string, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }
 
 func cloneRules(rs []*iamv2pb.PolicyRule) []*iamv2pb.PolicyRule {
