@@ -14,6 +14,7 @@ import (
 	iamv2 "cloud.google.com/go/iam/apiv2"
 	iamv2pb "cloud.google.com/go/iam/apiv2/iampb"
 	"cloud.google.com/go/longrunning/autogen/longrunningpb"
+	"google.golang.org/api/googleapi"
 	iamv2d "google.golang.org/api/iam/v2"
 	"google.golang.org/api/iterator"
 	"google.golang.org/api/option"
@@ -190,6 +191,17 @@ func TestDenyOperationDelayVirtualClock(t *testing.T) {
 				t.Fatal("the update is visible before its operation completed")
 			}
 
+			// A create's name is taken from its call, not from its completion.
+			cop, err := c.CreatePolicy(ctx, &iamv2pb.CreatePolicyRequest{Parent: denyParent, PolicyId: "pending",
+				Policy: &iamv2pb.Policy{Rules: before.GetRules()}})
+			if err != nil || cop.Done() {
+				t.Fatalf("CreatePolicy with a delay: %v, done %v", err, cop != nil && cop.Done())
+			}
+			if _, err := c.CreatePolicy(ctx, &iamv2pb.CreatePolicyRequest{Parent: denyParent, PolicyId: "pending",
+				Policy: &iamv2pb.Policy{Rules: before.GetRules()}}); codeOf(err) != codes.AlreadyExists {
+				t.Fatalf("a second CreatePolicy of a pending name: %v, want ALREADY_EXISTS", err)
+			}
+
 			clock.Advance(30 * time.Second)
 			start := time.Now()
 			after, err := op.Wait(ctx, noRetry)
@@ -204,6 +216,9 @@ func TestDenyOperationDelayVirtualClock(t *testing.T) {
 			}
 			if n := srv.CountCalls(iamtest.MethodGetOperation); n != 2 {
 				t.Errorf("%d GetOperation calls, want 2 (the Poll and the Wait)", n)
+			}
+			if p, err := cop.Wait(ctx, noRetry); err != nil || p.GetName() != denyParent+"/pending" {
+				t.Errorf("the pending create: %v, %v", p, err)
 			}
 		})
 	}
@@ -324,6 +339,18 @@ func TestDenyFaults(t *testing.T) {
 				t.Fatalf("replay of the lost write: %v, want ABORTED", err)
 			}
 
+			// A lost CreatePolicy answer: the policy exists, and the
+			// replay meets it.
+			srv.LoseNextAnswers(iamtest.AnyMethod, 1)
+			create := &iamv2pb.CreatePolicyRequest{Parent: denyParent, PolicyId: "lost",
+				Policy: &iamv2pb.Policy{Rules: p.GetRules()}}
+			if _, err := c.CreatePolicy(ctx, create); status.Code(err) != codes.Unavailable {
+				t.Fatalf("lost CreatePolicy answer: %v", err)
+			}
+			if _, err := c.CreatePolicy(ctx, create); codeOf(err) != codes.AlreadyExists {
+				t.Fatalf("CreatePolicy replayed after a lost answer: %v, want ALREADY_EXISTS", err)
+			}
+
 			srv.ConcurrentWriteNext(iamtest.MethodUpdatePolicy, 1)
 			if _, err := c.UpdatePolicy(ctx, &iamv2pb.UpdatePolicyRequest{Policy: now}); status.Code(err) != codes.Aborted {
 				t.Fatalf("after a concurrent writer: %v, want ABORTED", err)
@@ -360,8 +387,8 @@ func TestDenyFaults(t *testing.T) {
 					injected++
 				}
 			}
-			if injected != 3 {
-				t.Fatalf("%d injected answers logged, want 3", injected)
+			if injected != 4 {
+				t.Fatalf("%d injected answers logged, want 4", injected)
 			}
 		})
 	}
@@ -609,4 +636,26 @@ func TestDenyConcurrentWriters(t *testing.T) {
 		}
 	}
 	t.Logf("UpdatePolicy calls: %d for %d writers", srv.CountCalls(iamtest.MethodUpdatePolicy), writers)
+}
+
+// codeOf is the code of err: over REST the google.rpc.Code name of the JSON
+// body's error.status (HTTP 409 is both ABORTED and ALREADY_EXISTS, and the
+// REST client's status maps it to ABORTED), else status.Code.
+func codeOf(err error) codes.Code {
+	var herr *googleapi.Error
+	if errors.As(err, &herr) {
+		var body struct {
+			Error struct {
+				Status string `json:"status"`
+			} `json:"error"`
+		}
+		if json.Unmarshal([]byte(herr.Body), &body) == nil {
+			for c := codes.OK; c <= codes.Unauthenticated; c++ {
+				if strings.EqualFold(strings.ReplaceAll(body.Error.Status, "_", ""), c.String()) {
+					return c
+				}
+			}
+		}
+	}
+	return status.Code(err)
 }
