@@ -42,9 +42,10 @@ func init() {
 // is checked again then (see SetDenyStaleEtagInOperation). d == 0, the
 // default, completes every operation within its call, which answers it
 // done. IAM does not document how long its operations take. With a
-// VirtualClock, Advance(d) completes them in no real time; op.Wait, which
-// polls on real timers, then returns at its first poll.
-// It panics on a negative d.
+// VirtualClock, Advance(d) completes them in no real time, and op.Wait then
+// returns at its first poll; call Advance first, for Wait sleeps on real
+// timers between polls (inside testing/synctest's bubble those timers are
+// the bubble's). It panics on a negative d.
 func (s *Server) SetDenyOperationDelay(d time.Duration) {
 	mustDuration("SetDenyOperationDelay", d)
 	s.fake.SetDenyOperationDelay(d)
