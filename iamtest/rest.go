@@ -29,7 +29,8 @@ func (s *Server) rest() *httptest.Server {
 // REST face, starting it on first use: the same store, faults and call log
 // as the gRPC face, with the HTTP/JSON transcoding of the IAM mixin
 // (:getIamPolicy, :setIamPolicy, :testIamPermissions on any resource), the
-// resourcemanager v3 IAM methods, and service accounts and their keys.
+// resourcemanager v3 IAM methods, service accounts and their keys, and IAM
+// v2 deny policies with their operations (/v2/policies/...).
 // Errors are written as Google's REST APIs write them
 // ({"error": {"code", "message", "status", "details"}}). Point a discovery
 // client (google.golang.org/api/iam/v1, cloudresourcemanager/v3) or a GAPIC

@@ -31,6 +31,9 @@ import (
 //	GET, POST /v1/projects/*/serviceAccounts; GET, DELETE
 //	     /v1/projects/*/serviceAccounts/*; POST .../serviceAccounts/*/keys
 //	     (google.iam.admin.v1.IAM)
+//	GET, POST /v2/policies/*/denypolicies; GET, PUT, DELETE .../denypolicies/*;
+//	     GET .../denypolicies/*/operations/* (google.iam.v2.Policies and its
+//	     operations: deny_rest.go)
 //
 // on any host, so the google.golang.org/api discovery clients
 // (iam/v1, cloudresourcemanager/v3) and GAPIC REST clients
