@@ -18,6 +18,7 @@ import (
 	iamv2d "google.golang.org/api/iam/v2"
 	"google.golang.org/api/iterator"
 	"google.golang.org/api/option"
+	expr_pb "google.golang.org/genproto/googleapis/type/expr"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -422,6 +423,8 @@ func TestDenyValidation(t *testing.T) {
 		for _, p := range good {
 			rules = append(rules, denyRule(p, "iam.googleapis.com/roles.list"))
 		}
+		rules = append(rules, withCondition(denyRule("principalSet://goog/public:all", "iam.googleapis.com/roles.list"),
+			"resource.matchTag('12345678/env', 'prod') && !resource.hasTagKeyId('tagKeys/123')"))
 		createDeny(t, c, "all-forms-"+strings.ToLower(face), rules...)
 
 		for _, tc := range []struct {
@@ -438,6 +441,8 @@ func TestDenyValidation(t *testing.T) {
 			{&iamv2pb.PolicyRule{Description: strings.Repeat("d", 257), Kind: &iamv2pb.PolicyRule_DenyRule{DenyRule: &iamv2pb.DenyRule{
 				DeniedPrincipals: []string{"principalSet://goog/public:all"}, DeniedPermissions: []string{"iam.googleapis.com/roles.list"}}}}, "257 characters"},
 			{&iamv2pb.PolicyRule{}, "deny_rule is not set"},
+			{withCondition(denyRule("principalSet://goog/public:all", "iam.googleapis.com/roles.list"), "request.time < timestamp('2030-01-01T00:00:00Z')"), "function timestamp is not supported"},
+			{withCondition(denyRule("principalSet://goog/public:all", "iam.googleapis.com/roles.list"), "true"), "must use the resource tag functions"},
 		} {
 			_, err := c.CreatePolicy(ctx, &iamv2pb.CreatePolicyRequest{Parent: denyParent, PolicyId: "bad",
 				Policy: &iamv2pb.Policy{Rules: []*iamv2pb.PolicyRule{tc.rule}}})
@@ -459,7 +464,7 @@ func TestDenyValidation(t *testing.T) {
 			}
 		}
 	}
-	if n := srv.CountCalls(iamtest.MethodCreatePolicy); n != 2*(1+7+5) {
+	if n := srv.CountCalls(iamtest.MethodCreatePolicy); n != 2*(1+9+5) {
 		t.Errorf("%d CreatePolicy calls logged", n)
 	}
 }
@@ -658,4 +663,10 @@ func codeOf(err error) codes.Code {
 		}
 	}
 	return status.Code(err)
+}
+
+// withCondition sets r's denial condition to expr.
+func withCondition(r *iamv2pb.PolicyRule, expr string) *iamv2pb.PolicyRule {
+	r.GetDenyRule().DenialCondition = &expr_pb.Expr{Expression: expr}
+	return r
 }

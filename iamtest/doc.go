@@ -88,7 +88,9 @@
 // answered by number. Rules are checked against deny.proto's principal forms
 // (principal://goog/subject/EMAIL, principalSet://goog/group/EMAIL,
 // principalSet://goog/public:all, never an exception, ...) and the v2
-// permission form SERVICE_FQDN/RESOURCE.ACTION; an attachment point holds up
+// permission form SERVICE_FQDN/RESOURCE.ACTION, a denial condition may call
+// only the resource tag functions (resource.matchTag, ...); an attachment
+// point holds up
 // to 500 deny policies and 500 deny rules in all. CreatePolicy, UpdatePolicy
 // and DeletePolicy return long-running operations, polled with
 // google.longrunning.Operations GetOperation (MethodGetOperation; GET

@@ -128,9 +128,42 @@ func validateDenyPolicy(p *iamv2pb.Policy) error {
 				}
 			}
 		}
-		if c := d.GetDenialCondition(); c != nil && strings.TrimSpace(c.GetExpression()) == "" {
-			return status.Errorf(codes.InvalidArgument, "invalid rules[%d].deny_rule.denial_condition: the expression is empty", i)
+		if c := d.GetDenialCondition(); c != nil {
+			if err := checkDenialCondition(c.GetExpression()); err != "" {
+				return status.Errorf(codes.InvalidArgument, "invalid rules[%d].deny_rule.denial_condition %q: %s", i, c.GetExpression(), err)
+			}
 		}
 	}
 	return nil
+}
+
+// denialConditionFuncs are the CEL functions a denial condition may call:
+// "The condition can use CEL functions that evaluate resource tags. Other
+// functions and operators are not supported." (deny.proto); the tag
+// functions are those of https://cloud.google.com/iam/help/conditions/resource-tags.
+var denialConditionFuncs = map[string]bool{
+	"resource.matchTag": true, "resource.matchTagId": true,
+	"resource.hasTagKey": true, "resource.hasTagKeyId": true,
+}
+
+// callRE finds the function calls of a CEL expression.
+var callRE = regexp.MustCompile(`([A-Za-z_][A-Za-z0-9_.]*)\s*\(`)
+
+// checkDenialCondition returns what is wrong with a denial condition's
+// expression, or "": it must call at least one tag function and no other
+// function. Its syntax is not parsed further.
+func checkDenialCondition(expr string) string {
+	if strings.TrimSpace(expr) == "" {
+		return "the expression is empty"
+	}
+	calls := callRE.FindAllStringSubmatch(expr, -1)
+	if len(calls) == 0 {
+		return "a denial condition must use the resource tag functions (resource.matchTag, resource.matchTagId, resource.hasTagKey, resource.hasTagKeyId)"
+	}
+	for _, c := range calls {
+		if !denialConditionFuncs[c[1]] {
+			return "function " + c[1] + " is not supported: only the resource tag functions (resource.matchTag, resource.matchTagId, resource.hasTagKey, resource.hasTagKeyId)"
+		}
+	}
+	return ""
 }
