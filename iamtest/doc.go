@@ -90,8 +90,8 @@
 // principalSet://goog/public:all, never an exception, ...) and the v2
 // permission form SERVICE_FQDN/RESOURCE.ACTION, a denial condition may call
 // only the resource tag functions (resource.matchTag, ...); an attachment
-// point holds up
-// to 500 deny policies and 500 deny rules in all. CreatePolicy, UpdatePolicy
+// point holds up to 500 deny policies and 500 deny rules in all
+// (https://cloud.google.com/iam/docs/deny-overview). CreatePolicy, UpdatePolicy
 // and DeletePolicy return long-running operations, polled with
 // google.longrunning.Operations GetOperation (MethodGetOperation; GET
 // /v2/{name=policies/*/*/*/operations/*}); the write takes effect when its
