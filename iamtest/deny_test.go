@@ -670,3 +670,38 @@ func withCondition(r *iamv2pb.PolicyRule, expr string) *iamv2pb.PolicyRule {
 	r.GetDenyRule().DenialCondition = &expr_pb.Expr{Expression: expr}
 	return r
 }
+
+// TestDenyControlsRefuseBadInput: the deny controls panic, naming what is
+// wrong, on what they cannot honour; the fault controls accept the deny
+// methods.
+func TestDenyControlsRefuseBadInput(t *testing.T) {
+	srv := iamtest.NewServer(t)
+	for _, tc := range []struct {
+		f    func()
+		want string
+	}{
+		{func() { srv.SetDenyOperationDelay(-time.Second) }, "SetDenyOperationDelay: duration -1s is negative"},
+		{func() { srv.SeedDenyPolicy("projects/p/denypolicies/x", &iamv2pb.Policy{}) }, `SeedDenyPolicy: rpc error: code = InvalidArgument desc = invalid policy name "projects/p/denypolicies/x"`},
+		{func() {
+			srv.SeedDenyPolicy(denyParent+"/x-1", &iamv2pb.Policy{Rules: []*iamv2pb.PolicyRule{denyRule("user:a@example.com", "iam.googleapis.com/roles.list")}})
+		}, `"user:a@example.com" (an allow-policy member`},
+		{func() { srv.ConcurrentWriteNext(iamtest.MethodGetPolicy, 1) }, "is not a SetIamPolicy method, UpdatePolicy or DeletePolicy"},
+	} {
+		if msg := panicMessage(tc.f); !strings.Contains(msg, tc.want) {
+			t.Errorf("panic %q, want it to contain %q", msg, tc.want)
+		}
+	}
+	for _, m := range []iamtest.Method{iamtest.MethodListPolicies, iamtest.MethodGetPolicy, iamtest.MethodCreatePolicy,
+		iamtest.MethodUpdatePolicy, iamtest.MethodDeletePolicy, iamtest.MethodGetOperation} {
+		if msg := panicMessage(func() {
+			srv.FailNext(m, 1, codes.Internal)
+			srv.SetLatency(m, time.Second)
+			srv.SetOutage(m, codes.Unavailable)
+		}); msg != "" {
+			t.Errorf("%s refused: %s", m, msg)
+		}
+	}
+	if srv.SeedDenyPolicy(denyParent+"/gone", nil) != nil || srv.DenyPolicy(denyParent+"/gone") != nil {
+		t.Error("SeedDenyPolicy(nil) of a missing policy")
+	}
+}
