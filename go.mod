@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	cloud.google.com/go/iam v1.15.1
+	cloud.google.com/go/longrunning v1.3.0
 	cloud.google.com/go/resourcemanager v1.18.1
 	github.com/google/cel-go v0.31.0
 	github.com/googleapis/gax-go/v2 v2.27.0
@@ -28,7 +29,6 @@ require (
 	cloud.google.com/go/auth v0.24.1-0.20261001053825-dbc26066f70a // indirect
 	cloud.google.com/go/auth/oauth2adapt v0.3.1 // indirect
 	cloud.google.com/go/compute/metadata v0.10.0 // indirect
-	cloud.google.com/go/longrunning v1.3.0 // indirect
 	github.com/antlr4-go/antlr/v4 v4.13.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/felixge/httpsnoop v1.1.0 // indirect

@@ -22,7 +22,8 @@
 // and SignJwt, deprecated for the IAM Credentials API; LintPolicy of
 // anything but a condition; QueryAuditableServices; the other
 // methods of the resourcemanager services) answers UNIMPLEMENTED over gRPC
-// and 501 over REST, never NOT_FOUND.
+// and 501 over REST, never NOT_FOUND. It also serves IAM v2 deny policies
+// (see Deny policies below).
 //
 // A test makes a fake with NewServer, which stops it when the test ends:
 //
@@ -125,6 +126,38 @@
 // RoleUndeleteWindow (7 days) then RolePurgeWindow (30 days),
 // AccountUndeleteWindow (30 days), the empty TestIamPermissions answer for a
 // resource that does not exist.
+//
+// # Deny policies
+//
+// The fake serves IAM v2 deny policies, google.iam.v2.Policies (iam/apiv2's
+// NewPoliciesClient over gRPC, NewPoliciesRESTClient over REST at
+// /v2/policies/...), named as google/iam/v2/policy.proto names them:
+// policies/{attachment_point}/denypolicies/{policy_id}, the attachment point
+// a project, folder or organization URL-encoded
+// (policies/cloudresourcemanager.googleapis.com%2Fprojects%2Fmy-project/denypolicies/my-policy).
+// As policy.proto documents: every write moves the etag; UpdatePolicy with a
+// stale etag, and DeletePolicy with one, fail ABORTED (409); DeletePolicy
+// without an etag deletes whatever the etag; ListPolicies answers the
+// policies without their rules; a registered project (RegisterProject) is
+// answered by number. Rules are checked against deny.proto's principal forms
+// (principal://goog/subject/EMAIL, principalSet://goog/group/EMAIL,
+// principalSet://goog/public:all, never an exception, ...) and the v2
+// permission form SERVICE_FQDN/RESOURCE.ACTION, a denial condition may call
+// only the resource tag functions (resource.matchTag, ...); an attachment
+// point holds up to 500 deny policies and 500 deny rules in all
+// (https://cloud.google.com/iam/docs/deny-overview). CreatePolicy, UpdatePolicy
+// and DeletePolicy return long-running operations, polled with
+// google.longrunning.Operations GetOperation (MethodGetOperation; GET
+// /v2/{name=policies/*/*/*/operations/*}); the write takes effect when its
+// operation completes. The deny controls, with their defaults:
+//
+//   - SetDenyOperationDelay (0: operations complete within their call);
+//   - SetDenyStaleEtagInOperation (off: a stale etag fails the call);
+//   - SeedDenyPolicy and DenyPolicy, to set up and read back the store.
+//
+// Every fault control, the call log and ConcurrentWriteNext (on
+// MethodUpdatePolicy and MethodDeletePolicy) apply to the deny methods as to
+// the others.
 //
 // The fake shares no code with the iamretry packages it is used to test.
 package iamtest

@@ -22,6 +22,9 @@ func TestMethodsAreTheFakes(t *testing.T) {
 		MethodFoldersSetIamPolicy: fakeiam.MethodFoldersSetIamPolicy, MethodFoldersTestIamPermissions: fakeiam.MethodFoldersTestIamPermissions,
 		MethodOrganizationsGetIamPolicy: fakeiam.MethodOrganizationsGetIamPolicy, MethodOrganizationsSetIamPolicy: fakeiam.MethodOrganizationsSetIamPolicy,
 		MethodOrganizationsTestIamPermissions: fakeiam.MethodOrganizationsTestIamPermissions,
+		MethodListPolicies:                    fakeiam.MethodListPolicies, MethodGetPolicy: fakeiam.MethodGetPolicy,
+		MethodCreatePolicy: fakeiam.MethodCreatePolicy, MethodUpdatePolicy: fakeiam.MethodUpdatePolicy,
+		MethodDeletePolicy: fakeiam.MethodDeletePolicy, MethodGetOperation: fakeiam.MethodGetOperation,
 	} {
 		if string(m) != want {
 			t.Errorf("%s is %q in fakeiam", m, want)
@@ -48,7 +51,7 @@ func TestMethodsAreTheFakes(t *testing.T) {
 			t.Errorf("%s is not in knownMethods", m)
 		}
 	}
-	if len(knownMethods) != 23+len(adminMethods) {
-		t.Errorf("knownMethods has %d entries, want %d", len(knownMethods), 23+len(adminMethods))
+	if len(knownMethods) != 23+len(adminMethods)+len(denyMethods) {
+		t.Errorf("knownMethods has %d entries, want %d", len(knownMethods), 23+len(adminMethods)+len(denyMethods))
 	}
 }

@@ -31,7 +31,8 @@ func (s *Server) rest() *httptest.Server {
 // (:getIamPolicy, :setIamPolicy, :testIamPermissions on any resource), the
 // resourcemanager v3 IAM methods, and the admin API's service accounts,
 // keys, roles and queries (the google.api.http rules of
-// google/iam/admin/v1/iam.proto). Errors are written as Google's REST APIs
+// google/iam/admin/v1/iam.proto), and IAM v2 deny policies with their
+// operations (/v2/policies/...). Errors are written as Google's REST APIs
 // write them ({"error": {"code", "message", "errors", "status", "details"}},
 // "errors" being the legacy [{"message", "domain", "reason"}] array that
 // googleapi.Error prints as ", badRequest"). What the fake does not serve

@@ -82,7 +82,7 @@ func (s *Server) Close() {
 // ClientOptions returns the options that point a cloud.google.com/go gRPC
 // client (admin.NewIamClient, iam/apiv1's NewIamPolicyClient,
 // resourcemanager/apiv3's NewProjectsClient, NewFoldersClient,
-// NewOrganizationsClient, ...) at the fake: its in-memory endpoint, no
+// NewOrganizationsClient, iam/apiv2's NewPoliciesClient, ...) at the fake: its in-memory endpoint, no
 // authentication, no transport security, no telemetry. Append options of
 // your own, such as option.WithGRPCDialOption(grpc.WithChainUnaryInterceptor(x)).
 // Once the server is closed, such clients' calls fail UNAVAILABLE.

@@ -21,10 +21,11 @@ that any program (this CLI's policy command, a Go client, a test in another
 language) can be pointed at it. It speaks google.iam.v1.IAMPolicy,
 google.iam.admin.v1.IAM (service accounts, keys, roles, their policies) and
 the IAM methods of Resource Manager v3 Projects, Folders and Organizations,
-all on one policy store with IAM's etags. With --rest-listen it serves the
-same store over REST (HTTP/JSON, as Google's REST APIs: the IAM mixin's
+all on one policy store with IAM's etags, and google.iam.v2.Policies (deny
+policies, with their long-running operations). With --rest-listen it serves
+the same store over REST (HTTP/JSON, as Google's REST APIs: the IAM mixin's
 :getIamPolicy, :setIamPolicy, :testIamPermissions, Resource Manager v3's IAM
-methods, service accounts and keys) on a second port, for the discovery
+methods, service accounts and keys, /v2/policies/...) on a second port, for the discovery
 clients (google.golang.org/api/iam/v1, cloudresourcemanager/v3), GAPIC REST
 clients and "iamretry policy --transport rest". There is no authentication:
 it listens on loopback unless told otherwise.
@@ -190,7 +191,7 @@ func runFakeServer(ctx context.Context, cio *cmdIO, f *fakeServerFlags) error {
 	if run.restAddr != "" {
 		fmt.Fprintf(w, "fake IAM REST face listening on http://%s/\n", run.restAddr)
 	}
-	fmt.Fprintf(w, "  serves google.iam.v1.IAMPolicy, google.iam.admin.v1.IAM and Resource Manager v3 Projects, Folders, Organizations (IAM methods)\n")
+	fmt.Fprintf(w, "  serves google.iam.v1.IAMPolicy, google.iam.admin.v1.IAM and Resource Manager v3 Projects, Folders, Organizations (IAM methods), google.iam.v2.Policies (deny policies)\n")
 	fmt.Fprintf(w, "  faults: %s\n\n", f.describeFaults())
 	fmt.Fprintf(w, "Point this CLI at it:\n")
 	fmt.Fprintf(w, "  iamretry policy add-binding --endpoint %s --insecure --resource projects/my-project --role roles/viewer --member user:alice@example.com\n", addr)

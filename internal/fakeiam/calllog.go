@@ -4,6 +4,7 @@ import (
 	"sync"
 	"time"
 
+	iamv2pb "cloud.google.com/go/iam/apiv2/iampb"
 	"google.golang.org/grpc/codes"
 )
 
@@ -83,6 +84,8 @@ func resourceOf(req any) string {
 		return r.GetName()
 	case interface{ GetParent() string }:
 		return r.GetParent()
+	case interface{ GetPolicy() *iamv2pb.Policy }: // UpdatePolicy
+		return r.GetPolicy().GetName()
 	}
 	return ""
 }

@@ -12,7 +12,14 @@
 //     QueryGrantableRoles, QueryTestablePermissions, and the policies of
 //     service accounts;
 //   - google.cloud.resourcemanager.v3 Projects, Folders and Organizations:
-//     their GetIamPolicy, SetIamPolicy and TestIamPermissions.
+//     their GetIamPolicy, SetIamPolicy and TestIamPermissions;
+//   - google.iam.v2.Policies (deny policies: list, get, create, update,
+//     delete) and google.longrunning.Operations GetOperation for their
+//     long-running operations, which complete SetDenyOperationDelay after
+//     the call on the fake's clock (at once by default); the write takes
+//     effect then, and its etag is checked at the call (unless
+//     SetDenyStaleEtagInOperation) and again then. REST at /v2/policies/...
+//     (deny_rest.go), the attachment point's %2F kept as http.proto says.
 //
 // Every other method of those services answers UNIMPLEMENTED (501 over
 // REST: see RESTHandler). All the policy

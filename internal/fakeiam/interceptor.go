@@ -42,6 +42,9 @@ func (s *Server) intercept(ctx context.Context, req any, info *grpc.UnaryServerI
 	if set, ok := req.(*iampb.SetIamPolicyRequest); ok && set.GetResource() != "" && s.faults.interleaveWrite(method) {
 		s.bumpEtag(set.GetResource())
 	}
+	if name, ok := denyWriteTarget(req); ok && s.faults.interleaveWrite(method) {
+		s.bumpDenyEtag(name)
+	}
 	resp, err = handler(ctx, req)
 	call.Applied = err == nil
 	if err == nil && s.faults.loseAnswer(method) {

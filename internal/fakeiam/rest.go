@@ -38,6 +38,9 @@ import (
 //	     /v1/roles:queryGrantableRoles, /v1/permissions:queryTestablePermissions
 //	     (google.iam.admin.v1.IAM, the google.api.http rules of
 //	     google/iam/admin/v1/iam.proto)
+//	GET, POST /v2/policies/*/denypolicies; GET, PUT, DELETE .../denypolicies/*;
+//	     GET .../denypolicies/*/operations/* (google.iam.v2.Policies and its
+//	     operations: deny_rest.go)
 //
 // on any host, so the google.golang.org/api discovery clients
 // (iam/v1, cloudresourcemanager/v3) and GAPIC REST clients
@@ -65,7 +68,7 @@ import (
 // so does any other path: never 404, which a caller that retries NOT_FOUND
 // would wait out.
 func (s *Server) RESTHandler() http.Handler {
-	return &restHandler{s: s, routes: s.restRoutes()}
+	return s.withDenyREST(&restHandler{s: s, routes: s.restRoutes()}) // deny policies: deny_rest.go
 }
 
 type restHandler struct {

@@ -30,6 +30,7 @@ type Server struct {
 	cfg   config
 
 	state  *state
+	deny   *denyState // deny policies and their operations (deny.go)
 	faults *faults
 	log    *callLog
 
@@ -133,6 +134,7 @@ func New(opts ...Option) *Server {
 	}
 	s := &Server{cfg: cfg}
 	s.state = newState(cfg.seed)
+	s.deny = newDenyState()
 	s.faults = newFaults(cfg.seed)
 	s.log = &callLog{}
 	s.grpc = grpc.NewServer(grpc.ChainUnaryInterceptor(s.intercept))
@@ -143,6 +145,7 @@ func New(opts ...Option) *Server {
 	resourcemanagerpb.RegisterProjectsServer(s.grpc, &projectsService{p: policies})
 	resourcemanagerpb.RegisterFoldersServer(s.grpc, &foldersService{p: policies})
 	resourcemanagerpb.RegisterOrganizationsServer(s.grpc, &organizationsService{p: policies})
+	registerDeny(s)
 	return s
 }
 
