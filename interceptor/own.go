@@ -4,9 +4,9 @@ import "context"
 
 // ownerKey marks a context whose calls are retried by an owner above the
 // interceptor: Retrier.Do, or a policy Updater. One owner per call: an
-// interceptor (or, later, a RoundTripper) beneath passes the failures of a
-// marked call straight through, so the server sees the attempts of one
-// schedule and the caller never waits past one deadline.
+// interceptor or a RoundTripper beneath passes the failures of a marked
+// call straight through, so the server sees the attempts of one schedule
+// and the caller never waits past one deadline.
 type ownerKey struct{}
 
 // own returns ctx marked as owned.
