@@ -108,7 +108,7 @@ func (t *transport) succeeded(req *http.Request) {
 		return
 	}
 	name := restOther
-	if rule, ok := restMethod(req.Method, req.URL.Host, req.URL.Path); ok {
+	if rule, ok := restMethod(req.Method, req.URL.Host, req.URL.EscapedPath()); ok {
 		name = rule.method
 	}
 	t.r.m.succeeded(name)
@@ -174,7 +174,7 @@ func (c *restCall) retry() (*http.Response, error) {
 		return c.last, c.transportErr()
 	}
 	cfg := &c.t.r.cfg
-	c.rule, c.mapped = restMethod(c.req.Method, c.req.URL.Host, c.req.URL.Path)
+	c.rule, c.mapped = restMethod(c.req.Method, c.req.URL.Host, c.req.URL.EscapedPath())
 	name := c.rule.method
 	if !c.mapped {
 		name = c.req.Method + " " + c.req.URL.Path
