@@ -63,3 +63,49 @@ func TestAdversarialVirtualClockEdges(t *testing.T) {
 		t.Fatalf("Advance(1m) moved %v", c.Now().Sub(before))
 	}
 }
+
+// Issue 20, item 7: a sleeper whose context is cancelled wakes with the
+// context's error at the virtual time of the cancel, also when the thread
+// that cancels goes on without waiting for it (returns, or sleeps again):
+// the clock used to jump to the sleeper's full wake-up first (1 h here).
+func TestVirtualClockCancelWakesAtTheCancel(t *testing.T) {
+	start := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, then := range []string{"returns", "sleeps"} {
+		t.Run("canceller "+then, func(t *testing.T) {
+			c := iamtest.NewVirtualClock(start)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			var err error
+			var woke time.Duration
+			c.Go(context.Background(), 2, func(tctx context.Context, i int) {
+				if i == 1 {
+					err = c.Sleep(ctx, time.Hour)
+					woke = c.Since(start)
+					return
+				}
+				if err := c.Sleep(tctx, time.Minute); err != nil {
+					t.Error(err)
+				}
+				cancel()
+				if then == "sleeps" {
+					if err := c.Sleep(tctx, 2*time.Minute); err != nil {
+						t.Error(err)
+					}
+				}
+			})
+			if !errors.Is(err, context.Canceled) || woke != time.Minute {
+				t.Fatalf("cancelled sleeper woke with %v at %v, want context.Canceled at 1m0s", err, woke)
+			}
+			want := time.Minute
+			if then == "sleeps" {
+				want = 3 * time.Minute
+			}
+			if got := c.Since(start); got != want {
+				t.Fatalf("clock at %v, want %v", got, want)
+			}
+			if s := c.Sleeps(); len(s) == 0 || s[len(s)-1] == time.Hour {
+				t.Fatalf("Sleeps %v: the cancelled sleep was recorded as completed", s)
+			}
+		})
+	}
+}

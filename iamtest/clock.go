@@ -57,7 +57,10 @@ func (c *VirtualClock) Since(t time.Time) time.Duration { return c.c.Since(t) }
 
 // Sleep waits d of virtual time, by the rule in the type's doc. It returns
 // ctx.Err() at once, without moving the clock, when ctx has already ended,
-// and as soon as ctx ends during the wait. A d <= 0 returns nil at once.
+// and as soon as ctx ends during the wait, at the virtual time it ended (the
+// clock never jumps past a sleeper whose context has ended, also when the
+// thread that cancelled it sleeps on or returns); such a sleep is not
+// recorded in Sleeps. A d <= 0 returns nil at once.
 func (c *VirtualClock) Sleep(ctx context.Context, d time.Duration) error { return c.c.Sleep(ctx, d) }
 
 // Go runs f(ctx, i) for i = 1..n, each on its own goroutine and as a thread

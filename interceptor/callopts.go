@@ -52,7 +52,10 @@ func Disable() grpc.CallOption { return disableOpt }
 // RetryNotFound returns a call option that makes one call retry NOT_FOUND
 // (HTTP 404) as a transient failure: use it for a read that follows the
 // creation of the resource it reads, since IAM reads are eventually
-// consistent. The method must still be safe to retry. Do not pass it to a
+// consistent. A NOT_FOUND is a definite rejection (the server did nothing),
+// so it is retried even on a method that is not safe to replay
+// (CreateServiceAccountKey on an account created moments ago); ambiguous
+// failures of such a method are still never retried. Do not pass it to a
 // delete: a delete replayed after a lost answer meets NOT_FOUND because it
 // succeeded, and would retry its own success until the deadline.
 func RetryNotFound() grpc.CallOption { return notFoundOpt }

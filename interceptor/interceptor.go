@@ -201,12 +201,10 @@ func (g *grpcCall) attempt(ctx context.Context, d time.Duration) error {
 	if d <= 0 && g.perAttempt == 0 {
 		return g.invoker(ctx, g.method, g.req, g.reply, g.cc, g.opts...)
 	}
-	actx, cancel := context.WithTimeout(ctx, max(d, 0))
+	actx, cancel, own := attemptDeadline(ctx, max(d, 0))
 	defer cancel()
 	err := g.invoker(actx, g.method, g.req, g.reply, g.cc, g.opts...)
-	if err != nil && actx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
-		g.cut = true
-	}
+	g.cut = own.ranOut(ctx, err)
 	return err
 }
 

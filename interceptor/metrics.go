@@ -44,6 +44,20 @@ var transactMethods = map[string]bool{updateMethod: true}
 // IAM methods (gRFC A66), so that the attribute's cardinality stays bounded.
 const otherMethod = "other"
 
+// MaxMixinMethods bounds the grpc.method values the instruments of one
+// MeterProvider give the IAM methods of services outside SafeToRetry's table
+// (".../Svc/GetIamPolicy", SetIamPolicy, TestIamPermissions): the first
+// MaxMixinMethods distinct such methods get a value of their own, later
+// ones are recorded as "other", and so are names longer than
+// maxMethodName. The methods of the table, and policy.UpdateMethod, always
+// get their own. grpc.method thus takes at most len(table) + MaxMixinMethods
+// + 2 values, and every per-method map of the Retrier is as bounded.
+const MaxMixinMethods = 100
+
+// maxMethodName is the longest method name given a grpc.method value of its
+// own; a generated method's full name is far shorter.
+const maxMethodName = 256
+
 // retryBuckets are A96's buckets of iamretry.client.call.retries;
 // delayBuckets A66's latency buckets (seconds) for retry_delay.
 var (
@@ -65,7 +79,8 @@ var (
 // Attributes: grpc.method, the method without its leading slash
 // ("google.iam.v1.IAMPolicy/GetIamPolicy") when it is one of the IAM
 // methods SafeToRetry's table decides or the IAM methods another API
-// generates on its services (".../Projects/GetIamPolicy"); for a REST
+// generates on its services (".../Projects/GetIamPolicy", the first
+// MaxMixinMethods of them); for a REST
 // request, the gRPC method it maps to; policy.UpdateMethod for an Updater
 // (its writes are its SetIamPolicy calls); the Method of a Transact when it
 // is one of this library's read-modify-writes; and "other" for anything
@@ -110,6 +125,7 @@ type metrics struct {
 	mu     sync.Mutex
 	byName map[string]*methodStats // by grpc.method value
 	all    []*methodStats          // append-only, guarded by mu
+	mixins int                     // byName's values of mixin methods outside the table (<= MaxMixinMethods)
 }
 
 const cacheSlots = 64
@@ -258,6 +274,14 @@ func (m *metrics) lookup(method string) *methodStats {
 	name := methodAttr(method)
 	m.mu.Lock()
 	s := m.byName[name]
+	if s == nil && isMixinValue(name) {
+		if m.mixins >= MaxMixinMethods {
+			name = otherMethod
+			s = m.byName[name]
+		} else {
+			m.mixins++
+		}
+	}
 	if s == nil {
 		s = &methodStats{name: name}
 		s.plain = []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(attribute.String("grpc.method", name)))}
@@ -269,10 +293,15 @@ func (m *metrics) lookup(method string) *methodStats {
 	return s
 }
 
-// methodAttr is grpc.method's value for method (see WithMeterProvider).
+// methodAttr is grpc.method's value for method (see WithMeterProvider),
+// before MaxMixinMethods is applied: a method of the table, updateMethod, an
+// IAM mixin method of another service (isMixinValue), or otherMethod.
 func methodAttr(method string) string {
 	if transactMethods[method] {
 		return method
+	}
+	if len(method) > maxMethodName {
+		return otherMethod
 	}
 	full := method
 	if !strings.HasPrefix(full, "/") {
@@ -282,6 +311,16 @@ func methodAttr(method string) string {
 		return full[1:]
 	}
 	return otherMethod
+}
+
+// isMixinValue reports whether a value of methodAttr is an IAM mixin method
+// of a service outside the table: the values MaxMixinMethods bounds.
+func isMixinValue(name string) bool {
+	if name == otherMethod || transactMethods[name] {
+		return false
+	}
+	_, inTable := safeMethods["/"+name]
+	return !inTable
 }
 
 // isIAMMixin reports whether method is one of the IAM methods every Google

@@ -108,7 +108,7 @@ func (t *transport) succeeded(req *http.Request) {
 		return
 	}
 	name := restOther
-	if rule, ok := restMethod(req.Method, req.URL.Host, req.URL.Path); ok {
+	if rule, ok := restMethod(req.Method, req.URL.Host, req.URL.EscapedPath()); ok {
 		name = rule.method
 	}
 	t.r.m.succeeded(name)
@@ -174,7 +174,7 @@ func (c *restCall) retry() (*http.Response, error) {
 		return c.last, c.transportErr()
 	}
 	cfg := &c.t.r.cfg
-	c.rule, c.mapped = restMethod(c.req.Method, c.req.URL.Host, c.req.URL.Path)
+	c.rule, c.mapped = restMethod(c.req.Method, c.req.URL.Host, c.req.URL.EscapedPath())
 	name := c.rule.method
 	if !c.mapped {
 		name = c.req.Method + " " + c.req.URL.Path
@@ -258,7 +258,7 @@ func (c *restCall) attempt(ctx context.Context, n int, d time.Duration) error {
 		}
 		return c.absorb(c.t.base.RoundTrip(req))
 	}
-	actx, cancel := context.WithTimeout(ctx, d)
+	actx, cancel, own := attemptDeadline(ctx, d)
 	// The attempt's context is cancelled here unless its response body
 	// takes it over, also when base panics or calls runtime.Goexit (no
 	// recover: the panic goes on as it was).
@@ -274,12 +274,16 @@ func (c *restCall) attempt(ctx context.Context, n int, d time.Duration) error {
 	}
 	resp, err := c.t.base.RoundTrip(req)
 	if err != nil {
-		c.cut = actx.Err() == context.DeadlineExceeded && ctx.Err() == nil
+		c.cut = own.ranOut(ctx, err)
 		return c.absorb(nil, err)
 	}
 	resp.Body = &cancelBody{ReadCloser: resp.Body, cancel: cancel}
 	handed = true
-	return c.absorb(resp, nil)
+	err = c.absorb(resp, nil)
+	if resp.StatusCode == http.StatusGatewayTimeout {
+		c.cut = own.ranOut(ctx, context.DeadlineExceeded) // a 504 is REST's DEADLINE_EXCEEDED
+	}
+	return err
 }
 
 // request returns the request of attempt n: the caller's for a first

@@ -25,8 +25,8 @@ type restRule struct {
 	custom  string   // custom verb after ':' on the last segment, or ""
 	method  string   // full gRPC method name
 	// body builds the request message SafeToRetry reads (SetIamPolicy,
-	// UpdateRole, UpdatePolicy: their etag and update mask), from the JSON
-	// body and the URL. nil: the method needs none.
+	// UpdateRole, UpdatePolicy, DeletePolicy: their etag and update mask),
+	// from the JSON body and the URL. nil: the method needs none.
 	body func(body []byte, u *url.URL) any
 }
 
@@ -34,6 +34,7 @@ const (
 	adminSvc = "/google.iam.admin.v1.IAM/"
 	creds    = "/google.iam.credentials.v1.IAMCredentials/"
 	v2       = "/google.iam.v2.Policies/"
+	ops      = "/google.longrunning.Operations/"
 	crm      = "/google.cloud.resourcemanager.v3."
 	mixin    = "/google.iam.v1.IAMPolicy/"
 	sa       = "projects/*/serviceAccounts/*"
@@ -50,14 +51,16 @@ func rule(service, verb, path, method string) restRule {
 		r.body = updateRoleBody
 	case method == v2+"UpdatePolicy":
 		r.body = updatePolicyBody
+	case method == v2+"DeletePolicy":
+		r.body = deletePolicyBody
 	}
 	return r
 }
 
 // restRules: the google.api.http rules of google.iam.admin.v1.IAM,
-// google.iam.credentials.v1.IAMCredentials, google.iam.v2.Policies and the
-// IAM methods of google.cloud.resourcemanager.v3 Projects, Folders and
-// Organizations. The first rule that matches wins; where two services share
+// google.iam.credentials.v1.IAMCredentials, google.iam.v2.Policies (and
+// the polling of its operations) and the IAM methods of
+// google.cloud.resourcemanager.v3 Projects, Folders and Organizations. The first rule that matches wins; where two services share
 // a path (admin's and credentials' deprecated signBlob), both are equally
 // safe.
 var restRules = []restRule{
@@ -111,6 +114,9 @@ var restRules = []restRule{
 	rule("iam", "GET", "v2/policies/*/*/*", v2+"GetPolicy"),
 	rule("iam", "PUT", "v2/policies/*/*/*", v2+"UpdatePolicy"),
 	rule("iam", "DELETE", "v2/policies/*/*/*", v2+"DeletePolicy"),
+	// The operations of v2's writes, polled by the GAPIC and discovery
+	// clients alike (iam_v2.yaml's rule for google.longrunning.Operations).
+	rule("iam", "GET", "v2/policies/*/*/*/operations/*", ops+"GetOperation"),
 
 	rule("cloudresourcemanager", "POST", "v3/projects/*:getIamPolicy", crm+"Projects/GetIamPolicy"),
 	rule("cloudresourcemanager", "POST", "v3/projects/*:setIamPolicy", crm+"Projects/SetIamPolicy"),
@@ -253,4 +259,10 @@ func updatePolicyBody(body []byte, _ *url.URL) any {
 		return nil
 	}
 	return &iamv2pb.UpdatePolicyRequest{Policy: p}
+}
+
+// deletePolicyBody: DELETE /v2/{name=policies/*/*/*} with the etag, when
+// given, in the query (?etag=...); there is no body.
+func deletePolicyBody(_ []byte, u *url.URL) any {
+	return &iamv2pb.DeletePolicyRequest{Name: u.Path, Etag: u.Query().Get("etag")}
 }

@@ -31,29 +31,44 @@ import (
 //     an etag there is nothing to check: the replay is a blind overwrite of
 //     the whole policy that could undo a concurrent grant or revocation. The
 //     same holds for the admin API's UpdateRole (the role's permission list:
-//     an etag and an update_mask that is empty or names etag) and
-//     google.iam.v2's UpdatePolicy (the deny rules, no mask): safe only with
-//     an etag.
+//     an etag and an update_mask that is empty or names etag; the proto says
+//     only that the etag is "used to perform a consistent read-modify-write",
+//     so a mask that leaves it out is not taken on trust) and google.iam.v2's
+//     UpdatePolicy (the deny rules, no mask): safe only with an etag. So is
+//     v2's DeletePolicy: without an etag it "deletes the policy regardless
+//     of its current etag", and a late replay could delete a policy of the
+//     same name created in between.
 //   - Writes that put one resource into one named state (Delete*, Undelete*,
 //     Enable*, Disable*, and the display-name/description updates of service
-//     accounts) are safe in the IAM admin and v2 services: a replay carries
-//     nothing read earlier and only re-asserts the caller's own request, as if
-//     it had arrived later within the same call. A replayed delete may answer
-//     NOT_FOUND for the caller's own success: the state it asked for.
+//     accounts) are safe in the IAM admin service: a replay carries nothing
+//     read earlier and only re-asserts the caller's own request, as if it had
+//     arrived later within the same call. A replayed delete may answer
+//     NOT_FOUND for the caller's own success: the state it asked for. A
+//     custom role's DeleteRole and UndeleteRole are safe with or without an
+//     etag: a deleted role's ID is not given to a new role, so a replay can
+//     only delete or restore the same role again (a replayed undelete that
+//     landed may answer that the role is not deleted: the state asked for).
 //   - Creates (and UploadServiceAccountKey) are not safe: a replay of a create
 //     that landed answers ALREADY_EXISTS for the caller's own resource, which a
-//     caller cannot tell from a name taken by someone else.
+//     caller cannot tell from a name taken by someone else (a caller that
+//     knows the name is its own may retry ALREADY_EXISTS as success itself).
+//     This holds for CreateRole and v2's CreatePolicy too.
 //     CreateServiceAccountKey is never safe: each call mints a new private key,
 //     and a key whose answer was lost is a live credential nobody holds.
 //   - Every IAM Service Account Credentials call (access and ID tokens, blob
 //     and JWT signatures) is safe: each mints or signs without keeping state on
 //     the server.
+//   - google.longrunning.Operations, which polls the long-running operations
+//     of v2's writes (GetOperation), is safe: its reads and waits read, and
+//     Cancel and Delete set the one operation they name to one state.
 //   - Any other method is not safe, and neither is a malformed method name (no
 //     leading slash, an empty service or method name).
 //
 // Every method of google.iam.v1.IAMPolicy, google.iam.admin.v1.IAM,
-// google.iam.credentials.v1.IAMCredentials and google.iam.v2.Policies is
-// decided explicitly, method by method, in this package's method table.
+// google.iam.credentials.v1.IAMCredentials, google.iam.v2.Policies and
+// google.longrunning.Operations is decided explicitly, method by method, in
+// this package's method table (which is also the metrics' method table:
+// each of its methods has a grpc.method value of its own).
 //
 // SafeToRetry is pure, does not allocate, and is safe for concurrent use. To
 // change the answer, pass a function of your own with WithSafeToRetry; it can
@@ -84,6 +99,9 @@ func SafeToRetry(method string, req any) bool {
 	case safeIfDenyPolicyEtag:
 		r, ok := req.(*iamv2pb.UpdatePolicyRequest)
 		return ok && r.GetPolicy().GetEtag() != ""
+	case safeIfDeleteEtag:
+		r, ok := req.(*iamv2pb.DeletePolicyRequest)
+		return ok && r.GetEtag() != ""
 	}
 	// Not in the table: a service we do not know, or a method newer than the
 	// protos this table was written against.
@@ -135,6 +153,7 @@ const (
 	safeIfPolicyEtag                        // safe when the SetIamPolicyRequest's policy has an etag and its mask is empty or names etag
 	safeIfRoleEtag                          // safe when the UpdateRoleRequest's role has an etag and its mask is empty or names etag
 	safeIfDenyPolicyEtag                    // safe when the v2 UpdatePolicyRequest's policy has an etag
+	safeIfDeleteEtag                        // safe when the v2 DeletePolicyRequest has an etag
 )
 
 // safeMethods decides every method of the IAM services, one by one, each for
@@ -173,8 +192,8 @@ var safeMethods = map[string]safeVerdict{
 	"/google.iam.admin.v1.IAM/GetRole":                  safeAlways,       // read
 	"/google.iam.admin.v1.IAM/CreateRole":               safeNever,        // like CreateServiceAccount: a replay of a create that landed answers ALREADY_EXISTS for the caller's own role
 	"/google.iam.admin.v1.IAM/UpdateRole":               safeIfRoleEtag,   // writes a whole permission list (a replay could re-add a permission removed in between) unless the role's etag makes it fail ABORTED
-	"/google.iam.admin.v1.IAM/DeleteRole":               safeAlways,       // state-setting (soft delete): a replay can only find the same role deleted; an etag in the request still applies
-	"/google.iam.admin.v1.IAM/UndeleteRole":             safeAlways,       // state-setting: a replay can only restore the same role again
+	"/google.iam.admin.v1.IAM/DeleteRole":               safeAlways,       // state-setting (soft delete): a deleted role's ID is not reused, so a replay can only find the same role deleted (or delete it again if someone undeleted it in between, as a later request would); an etag in the request still applies
+	"/google.iam.admin.v1.IAM/UndeleteRole":             safeAlways,       // state-setting: within the 7 days a role can be undeleted its ID is not reused, so a replay can only restore the same role; one whose first attempt landed may answer that the role is not deleted, the state asked for
 	"/google.iam.admin.v1.IAM/QueryTestablePermissions": safeAlways,       // read
 	"/google.iam.admin.v1.IAM/QueryAuditableServices":   safeAlways,       // read
 	"/google.iam.admin.v1.IAM/LintPolicy":               safeAlways,       // validates a policy it is given; stores nothing
@@ -194,5 +213,13 @@ var safeMethods = map[string]safeVerdict{
 	"/google.iam.v2.Policies/GetPolicy":    safeAlways,           // read
 	"/google.iam.v2.Policies/CreatePolicy": safeNever,            // create: a replay of one that landed answers ALREADY_EXISTS for the caller's own policy
 	"/google.iam.v2.Policies/UpdatePolicy": safeIfDenyPolicyEtag, // writes the whole rule set: safe only when the etag makes a late replay fail ABORTED
-	"/google.iam.v2.Policies/DeletePolicy": safeAlways,           // state-setting like every delete: a replay finds it gone; an etag in the request also keeps it from deleting a re-created policy
+	"/google.iam.v2.Policies/DeletePolicy": safeIfDeleteEtag,     // without an etag IAM "deletes the policy regardless of its current etag": a late replay could delete a policy of the same name created in between; with one it fails ABORTED instead
+
+	// google.longrunning.Operations: how v2's writes (and other APIs'
+	// long-running operations) are polled.
+	"/google.longrunning.Operations/ListOperations":  safeAlways, // read
+	"/google.longrunning.Operations/GetOperation":    safeAlways, // read: polling an operation
+	"/google.longrunning.Operations/WaitOperation":   safeAlways, // read: waits for the operation, changes nothing
+	"/google.longrunning.Operations/CancelOperation": safeAlways, // state-setting on the one operation it names: cancelling twice leaves it cancelled
+	"/google.longrunning.Operations/DeleteOperation": safeAlways, // state-setting: the caller no longer wants the result; a replay after a lost success gets NOT_FOUND
 }

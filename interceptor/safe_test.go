@@ -25,6 +25,17 @@ var safeServices = []struct {
 	{adminpb.File_google_iam_admin_v1_iam_proto, "IAM"},
 	{credentialspb.File_google_iam_credentials_v1_iamcredentials_proto, "IAMCredentials"},
 	{iamv2pb.File_google_iam_v2_policy_proto, "Policies"},
+	{operationsFile(), "Operations"},
+}
+
+// operationsFile is google/longrunning/operations.proto, linked in through
+// iamv2pb (its writes return operations).
+func operationsFile() protoreflect.FileDescriptor {
+	fd, err := protoregistry.GlobalFiles.FindFileByPath("google/longrunning/operations.proto")
+	if err != nil {
+		panic(err)
+	}
+	return fd
 }
 
 // safeWantNoEtag is the decision for every method of safeServices when the
@@ -76,7 +87,13 @@ var safeWantNoEtag = map[string]bool{
 	"/google.iam.v2.Policies/GetPolicy":    true,
 	"/google.iam.v2.Policies/CreatePolicy": false,
 	"/google.iam.v2.Policies/UpdatePolicy": false, // only with an etag
-	"/google.iam.v2.Policies/DeletePolicy": true,
+	"/google.iam.v2.Policies/DeletePolicy": false, // only with an etag
+
+	"/google.longrunning.Operations/ListOperations":  true,
+	"/google.longrunning.Operations/GetOperation":    true,
+	"/google.longrunning.Operations/WaitOperation":   true,
+	"/google.longrunning.Operations/CancelOperation": true,
+	"/google.longrunning.Operations/DeleteOperation": true,
 }
 
 // safeMethod is one method of safeServices, as the interceptor sees it.
@@ -268,7 +285,6 @@ func TestSafeToRetryEtag(t *testing.T) {
 		{"/google.iam.admin.v1.IAM/UndeleteRole", &adminpb.UndeleteRoleRequest{Name: "projects/p/roles/r", Etag: etag}, true},
 		{"/google.iam.admin.v1.IAM/UpdateServiceAccount", &adminpb.ServiceAccount{DisplayName: "d", Etag: etag}, true},
 		{"/google.iam.admin.v1.IAM/PatchServiceAccount", &adminpb.PatchServiceAccountRequest{ServiceAccount: &adminpb.ServiceAccount{Etag: etag}}, true},
-		{"/google.iam.v2.Policies/DeletePolicy", &iamv2pb.DeletePolicyRequest{Name: "policies/x/denypolicies/y", Etag: "x"}, true},
 		{"/google.iam.v2.Policies/CreatePolicy", &iamv2pb.CreatePolicyRequest{Policy: &iamv2pb.Policy{Etag: "x"}}, false},
 		{"/google.iam.admin.v1.IAM/CreateServiceAccountKey", &adminpb.CreateServiceAccountKeyRequest{Name: "projects/-/serviceAccounts/a"}, false},
 	} {
@@ -558,6 +574,47 @@ func TestSetIamPolicyReplaySafeOnlyWhenMaskChecksEtag(t *testing.T) {
 	} {
 		if got := SafeToRetry("/google.iam.admin.v1.IAM/UpdateRole", c.req); got != c.want {
 			t.Errorf("SafeToRetry(UpdateRole, %s) = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// Issue 24, item 4: the deny policies of google.iam.v2 and the custom roles
+// of the admin API. An update is replayable only when it carries an etag
+// IAM checks; a v2 DeletePolicy only with an etag (without one IAM "deletes
+// the policy regardless of its current etag", so a late replay could delete
+// a policy of the same name created in between); creates never; DeleteRole
+// and UndeleteRole always (a deleted role's ID is not reused).
+func TestSafeToRetryDenyPoliciesAndCustomRoles(t *testing.T) {
+	etag := []byte("BwXhqDkT0mQ=")
+	for _, c := range []struct {
+		method string
+		req    any
+		want   bool
+	}{
+		{"/google.iam.v2.Policies/DeletePolicy", &iamv2pb.DeletePolicyRequest{Name: "policies/a/denypolicies/p", Etag: "W/\"1\""}, true},
+		{"/google.iam.v2.Policies/DeletePolicy", &iamv2pb.DeletePolicyRequest{Name: "policies/a/denypolicies/p"}, false},
+		{"/google.iam.v2.Policies/DeletePolicy", (*iamv2pb.DeletePolicyRequest)(nil), false},
+		{"/google.iam.v2.Policies/DeletePolicy", nil, false},
+		{"/google.iam.v2.Policies/DeletePolicy", &iamv2pb.UpdatePolicyRequest{Policy: &iamv2pb.Policy{Etag: "x"}}, false},
+		{"/google.iam.v2.Policies/UpdatePolicy", &iamv2pb.UpdatePolicyRequest{Policy: &iamv2pb.Policy{Name: "policies/a/denypolicies/p", Etag: "W/\"1\""}}, true},
+		{"/google.iam.v2.Policies/UpdatePolicy", &iamv2pb.UpdatePolicyRequest{Policy: &iamv2pb.Policy{Name: "policies/a/denypolicies/p"}}, false},
+		{"/google.iam.v2.Policies/CreatePolicy", &iamv2pb.CreatePolicyRequest{Parent: "policies/a/denypolicies", PolicyId: "p", Policy: &iamv2pb.Policy{Etag: "x"}}, false},
+		{"/google.iam.v2.Policies/GetPolicy", &iamv2pb.GetPolicyRequest{Name: "policies/a/denypolicies/p"}, true},
+		{"/google.iam.v2.Policies/ListPolicies", &iamv2pb.ListPoliciesRequest{Parent: "policies/a/denypolicies"}, true},
+		{"/google.longrunning.Operations/GetOperation", nil, true},
+		{"/google.iam.admin.v1.IAM/UpdateRole", &adminpb.UpdateRoleRequest{Role: &adminpb.Role{Etag: etag}, UpdateMask: &fieldmaskpb.FieldMask{Paths: []string{"included_permissions", "etag"}}}, true},
+		{"/google.iam.admin.v1.IAM/UpdateRole", &adminpb.UpdateRoleRequest{Role: &adminpb.Role{IncludedPermissions: []string{"a.b.c"}}}, false},
+		{"/google.iam.admin.v1.IAM/CreateRole", &adminpb.CreateRoleRequest{Parent: "projects/p", RoleId: "r", Role: &adminpb.Role{Etag: etag}}, false},
+		{"/google.iam.admin.v1.IAM/DeleteRole", &adminpb.DeleteRoleRequest{Name: "projects/p/roles/r"}, true},
+		{"/google.iam.admin.v1.IAM/DeleteRole", &adminpb.DeleteRoleRequest{Name: "projects/p/roles/r", Etag: etag}, true},
+		{"/google.iam.admin.v1.IAM/UndeleteRole", &adminpb.UndeleteRoleRequest{Name: "projects/p/roles/r"}, true},
+		{"/google.iam.admin.v1.IAM/UndeleteRole", &adminpb.UndeleteRoleRequest{Name: "projects/p/roles/r", Etag: etag}, true},
+		{"/google.iam.admin.v1.IAM/GetRole", &adminpb.GetRoleRequest{Name: "projects/p/roles/r"}, true},
+		{"/google.iam.admin.v1.IAM/ListRoles", &adminpb.ListRolesRequest{Parent: "projects/p"}, true},
+		{"/google.iam.admin.v1.IAM/QueryGrantableRoles", &adminpb.QueryGrantableRolesRequest{}, true},
+	} {
+		if got := SafeToRetry(c.method, c.req); got != c.want {
+			t.Errorf("SafeToRetry(%q, %T %v) = %v, want %v", c.method, c.req, c.req, got, c.want)
 		}
 	}
 }

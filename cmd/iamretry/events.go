@@ -154,10 +154,12 @@ func okAttempt(step int, at time.Duration, who, method string, n int) attemptEve
 }
 
 // serverCode is the code the server answered: the innermost gRPC status in
-// err's chain. The Updater hands its engine a grant refused INVALID_ARGUMENT
-// for a member not visible yet as NOT_FOUND (class Propagation): the event
-// shows what the server said, and the class how it was treated. A REST
-// error's code is its JSON body's status (codes.CodeOf).
+// err's chain, so that a wrapper with a status of its own around the
+// server's error shows the server's code. A grant refused for a member not
+// visible yet is INVALID_ARGUMENT (HTTP 400), the server's code, and class
+// Propagation when the 404 opt-in reruns it: the event shows what the
+// server said, and the class how it was treated. A REST error's code is its
+// JSON body's status (codes.CodeOf).
 func serverCode(err error) codes.Code {
 	var ge *googleapi.Error
 	if errors.As(err, &ge) {

@@ -158,7 +158,7 @@ func checkRole(r string) error {
 	return usagef("--role %q: %s", r, want)
 }
 
-// memberKinds are the prefixes of IAM principals whose value is an email.
+// emailKinds are the prefixes of IAM principals whose value is an email.
 var emailKinds = []string{"user:", "serviceAccount:", "group:"}
 
 // checkMember validates a principal as IAM spells it: by the library's one

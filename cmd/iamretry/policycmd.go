@@ -42,7 +42,7 @@ The resource picks the API that owns its policy:
       //pubsub.googleapis.com/projects/P/topics/T (topics, subscriptions, ...)
       //secretmanager.googleapis.com/projects/P/secrets/S
       //cloudkms.googleapis.com/projects/P/locations/L/keyRings/R
-      //run.googleapis.com/projects/P/locations/L/services/S
+      //run.googleapis.com/projects/P/locations/L/services/S (or jobs/J)
 
 By default it calls the real API over gRPC, with Application Default Credentials
 (gcloud auth application-default login). --endpoint HOST:PORT --insecure

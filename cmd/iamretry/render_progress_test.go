@@ -15,8 +15,8 @@ import (
 	"github.com/iamretry/iamretry/interceptor/policy"
 )
 
-// engineError is how the Updater hands its engine a refusal it classes
-// itself: a status of its own (NOT_FOUND) around the server's error.
+// engineError is a wrapper with a status of its own (NOT_FOUND) around the
+// server's error: serverCode must show the server's code through it.
 type engineError struct{ server error }
 
 func (e engineError) Error() string              { return e.server.Error() }

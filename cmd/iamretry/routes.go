@@ -56,9 +56,12 @@ var routes = []route{
 	{host: "cloudkms.googleapis.com", patterns: []string{"projects/*/locations/*/keyRings/*", "projects/*/locations/*/keyRings/*/cryptoKeys/*"},
 		endpoint: "cloudkms.googleapis.com:443", grpcService: "google.iam.v1.IAMPolicy",
 		client: "cloud.google.com/go/kms/apiv1 KeyManagementClient"},
-	{host: "run.googleapis.com", patterns: []string{"projects/*/locations/*/services/*", "projects/*/locations/*/jobs/*"},
+	{host: "run.googleapis.com", patterns: []string{"projects/*/locations/*/services/*"},
 		endpoint: "run.googleapis.com:443", grpcService: "google.cloud.run.v2.Services",
-		client: "cloud.google.com/go/run/apiv2 ServicesClient (JobsClient for jobs)"},
+		client: "cloud.google.com/go/run/apiv2 ServicesClient"},
+	{host: "run.googleapis.com", patterns: []string{"projects/*/locations/*/jobs/*"},
+		endpoint: "run.googleapis.com:443", grpcService: "google.cloud.run.v2.Jobs",
+		client: "cloud.google.com/go/run/apiv2 JobsClient"},
 }
 
 // shortNames are the relative names that need no service.

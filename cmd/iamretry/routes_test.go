@@ -1,8 +1,13 @@
 package main
 
 import (
+	"net"
 	"strings"
+	"sync"
 	"testing"
+
+	"cloud.google.com/go/iam/apiv1/iampb"
+	"google.golang.org/grpc"
 )
 
 // TestResolveRoutes checks the endpoint, the gRPC service and the relative
@@ -22,6 +27,7 @@ func TestResolveRoutes(t *testing.T) {
 		{"//cloudkms.googleapis.com/projects/p/locations/l/keyRings/k", "cloudkms.googleapis.com:443", "google.iam.v1.IAMPolicy", "projects/p/locations/l/keyRings/k"},
 		{"//cloudkms.googleapis.com/projects/p/locations/l/keyRings/k/cryptoKeys/c", "cloudkms.googleapis.com:443", "google.iam.v1.IAMPolicy", "projects/p/locations/l/keyRings/k/cryptoKeys/c"},
 		{"//run.googleapis.com/projects/p/locations/l/services/s", "run.googleapis.com:443", "google.cloud.run.v2.Services", "projects/p/locations/l/services/s"},
+		{"//run.googleapis.com/projects/p/locations/l/jobs/j", "run.googleapis.com:443", "google.cloud.run.v2.Jobs", "projects/p/locations/l/jobs/j"},
 	} {
 		r, name, err := resolve(c.resource)
 		if err != nil {
@@ -91,5 +97,86 @@ func TestRoutesAgainstFakeServer(t *testing.T) {
 	r = runCmd(t, append([]string{"policy", "get", "--resource", "//secretmanager.googleapis.com/projects/p/secrets/s"}, ep...)...)
 	if r.code != exitFailure || !strings.Contains(r.stderr, "google.cloud.secretmanager.v1.SecretManagerService") {
 		t.Errorf("get of a secret: exit %d, want %d and the service named\n%s", r.code, exitFailure, r.stderr)
+	}
+}
+
+// routeCases: for every pattern of every route, a resource of that shape
+// and the full gRPC method its GetIamPolicy must reach (written out here,
+// not read from the table under test).
+var routeCases = map[string]struct{ resource, method string }{
+	"projects/*/serviceAccounts/*":                   {"projects/p/serviceAccounts/sa@p.iam.gserviceaccount.com", "/google.iam.admin.v1.IAM/GetIamPolicy"},
+	"projects/*":                                     {"projects/p", "/google.cloud.resourcemanager.v3.Projects/GetIamPolicy"},
+	"folders/*":                                      {"folders/1", "/google.cloud.resourcemanager.v3.Folders/GetIamPolicy"},
+	"organizations/*":                                {"organizations/1", "/google.cloud.resourcemanager.v3.Organizations/GetIamPolicy"},
+	"projects/*/topics/*":                            {"//pubsub.googleapis.com/projects/p/topics/t", "/google.iam.v1.IAMPolicy/GetIamPolicy"},
+	"projects/*/subscriptions/*":                     {"//pubsub.googleapis.com/projects/p/subscriptions/s", "/google.iam.v1.IAMPolicy/GetIamPolicy"},
+	"projects/*/snapshots/*":                         {"//pubsub.googleapis.com/projects/p/snapshots/s", "/google.iam.v1.IAMPolicy/GetIamPolicy"},
+	"projects/*/schemas/*":                           {"//pubsub.googleapis.com/projects/p/schemas/s", "/google.iam.v1.IAMPolicy/GetIamPolicy"},
+	"projects/*/secrets/*":                           {"//secretmanager.googleapis.com/projects/p/secrets/s", "/google.cloud.secretmanager.v1.SecretManagerService/GetIamPolicy"},
+	"projects/*/locations/*/keyRings/*":              {"//cloudkms.googleapis.com/projects/p/locations/l/keyRings/k", "/google.iam.v1.IAMPolicy/GetIamPolicy"},
+	"projects/*/locations/*/keyRings/*/cryptoKeys/*": {"//cloudkms.googleapis.com/projects/p/locations/l/keyRings/k/cryptoKeys/c", "/google.iam.v1.IAMPolicy/GetIamPolicy"},
+	"projects/*/locations/*/services/*":              {"//run.googleapis.com/projects/p/locations/l/services/s", "/google.cloud.run.v2.Services/GetIamPolicy"},
+	"projects/*/locations/*/jobs/*":                  {"//run.googleapis.com/projects/p/locations/l/jobs/j", "/google.cloud.run.v2.Jobs/GetIamPolicy"},
+}
+
+// TestEveryRouteReachesItsMethod (issue 20, item 8): `policy get` sends one
+// call for every route of the table, through the command as a user runs it,
+// to a server that records the full method name and the resource.
+func TestEveryRouteReachesItsMethod(t *testing.T) {
+	type call struct{ method, resource string }
+	var mu sync.Mutex
+	var calls []call
+	srv := grpc.NewServer(grpc.UnknownServiceHandler(func(_ any, stream grpc.ServerStream) error {
+		method, _ := grpc.MethodFromServerStream(stream)
+		req := new(iampb.GetIamPolicyRequest)
+		if err := stream.RecvMsg(req); err != nil {
+			return err
+		}
+		mu.Lock()
+		calls = append(calls, call{method, req.GetResource()})
+		mu.Unlock()
+		return stream.SendMsg(&iampb.Policy{Version: 1, Etag: []byte("BwY=")})
+	}))
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = srv.Serve(lis) }()
+	defer srv.Stop()
+	addr := lis.Addr().String()
+
+	seen := map[string]bool{}
+	for _, r := range routes {
+		for _, p := range r.patterns {
+			seen[p] = true
+			c, ok := routeCases[p]
+			if !ok {
+				t.Errorf("route %s %s has no case here: add one", r.host, p)
+				continue
+			}
+			mu.Lock()
+			calls = nil
+			mu.Unlock()
+			res := runCmd(t, "policy", "get", "--resource", c.resource, "--endpoint", addr, "--insecure", "--deadline", "0")
+			if res.code != 0 {
+				t.Errorf("policy get --resource %s: exit %d: %s", c.resource, res.code, res.stderr)
+				continue
+			}
+			_, rel, _ := strings.Cut(strings.TrimPrefix(c.resource, "//"), "/")
+			if !strings.HasPrefix(c.resource, "//") {
+				rel = c.resource
+			}
+			mu.Lock()
+			got := calls
+			mu.Unlock()
+			if len(got) != 1 || got[0].method != c.method || got[0].resource != rel {
+				t.Errorf("policy get --resource %s sent %+v, want one %s of %s", c.resource, got, c.method, rel)
+			}
+		}
+	}
+	for p := range routeCases {
+		if !seen[p] {
+			t.Errorf("case %s is no pattern of the table", p)
+		}
 	}
 }

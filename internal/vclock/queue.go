@@ -10,6 +10,10 @@ type sleeper struct {
 	seq    uint64
 	woken  chan struct{} // closed at the wake-up
 	index  int           // in the heap; -1 once popped
+	// ctx is the sleep's context when it can end (nil: it cannot); ended is
+	// set, under the clock's lock, when the sleeper is woken because it did.
+	ctx   interface{ Err() error }
+	ended bool
 }
 
 // sleeperHeap is a container/heap of sleepers, earliest wake-up first; ties

@@ -69,6 +69,7 @@ type Clock struct {
 	now      time.Time
 	running  int // threads awake
 	sleepers sleeperHeap
+	endable  int // sleepers whose context can end
 	seq      uint64
 	sleeps   []time.Duration
 	onSleep  func(d time.Duration)
@@ -93,8 +94,10 @@ func (c *Clock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }
 // Sleep waits d of virtual time: it returns once every thread sleeps and no
 // other sleeper is due earlier, with the clock at the wake-up time (see the
 // package doc). It returns ctx.Err() at once, without moving the clock, when
-// ctx has already ended, and ctx.Err() as soon as ctx ends during the wait
-// (then the sleep is forgotten). A d <= 0 returns at once and is not
+// ctx has already ended, and ctx.Err() as soon as ctx ends during the wait,
+// at the virtual time it ended (then the sleep is forgotten): the clock
+// never jumps past a sleeper whose context has ended, also when the thread
+// that cancelled it goes on to sleep or return. A d <= 0 returns at once and is not
 // recorded. A completed sleep is recorded (Sleeps) and reported to the
 // OnSleep function, in the order of the wake-ups.
 func (c *Clock) Sleep(ctx context.Context, d time.Duration) error {
@@ -107,6 +110,10 @@ func (c *Clock) Sleep(ctx context.Context, d time.Duration) error {
 	c.mu.Lock()
 	c.seq++
 	s := &sleeper{wake: c.now.Add(d), d: d, thread: Thread(ctx), seq: c.seq, woken: make(chan struct{})}
+	if ctx.Done() != nil {
+		s.ctx = ctx
+		c.endable++
+	}
 	heap.Push(&c.sleepers, s)
 	c.running--
 	c.advanceLocked()
@@ -116,12 +123,18 @@ func (c *Clock) Sleep(ctx context.Context, d time.Duration) error {
 	case <-ctx.Done():
 		c.mu.Lock()
 		if s.index >= 0 { // still asleep: leave the queue, awake again
-			heap.Remove(&c.sleepers, s.index)
+			c.removeLocked(s)
 			c.running++
 			c.mu.Unlock()
 			return ctx.Err()
 		}
-		c.mu.Unlock() // woken meanwhile: the sleep is complete
+		c.mu.Unlock() // woken meanwhile
+	}
+	c.mu.Lock()
+	ended := s.ended
+	c.mu.Unlock()
+	if ended { // woken because ctx ended: not a completed sleep
+		return ctx.Err()
 	}
 	c.mu.Lock()
 	f := c.onSleep
@@ -132,18 +145,51 @@ func (c *Clock) Sleep(ctx context.Context, d time.Duration) error {
 	return nil
 }
 
-// advanceLocked wakes the earliest sleeper when no thread is awake.
+// advanceLocked wakes the earliest sleeper when no thread is awake. A
+// sleeper whose context has ended is woken first, at the current time, and
+// then time stands still while it runs: its goroutine may not have seen the
+// end yet (ctx.Err is set when cancel returns; Done is read later), and the
+// clock must not jump to its wake-up meanwhile.
 func (c *Clock) advanceLocked() {
 	if c.running > 0 || len(c.sleepers) == 0 {
 		return
 	}
+	if c.endable > 0 {
+		var ended []*sleeper
+		for _, s := range c.sleepers {
+			if s.ctx != nil && s.ctx.Err() != nil {
+				ended = append(ended, s)
+			}
+		}
+		for _, s := range ended {
+			c.removeLocked(s)
+			s.ended = true
+			c.running++
+			close(s.woken)
+		}
+		if len(ended) > 0 {
+			return
+		}
+	}
 	s := heap.Pop(&c.sleepers).(*sleeper)
+	if s.ctx != nil {
+		c.endable--
+	}
 	if s.wake.After(c.now) {
 		c.now = s.wake
 	}
 	c.sleeps = append(c.sleeps, s.d)
 	c.running++
 	close(s.woken)
+}
+
+// removeLocked takes s, still asleep, out of the queue.
+func (c *Clock) removeLocked(s *sleeper) {
+	heap.Remove(&c.sleepers, s.index)
+	s.index = -1
+	if s.ctx != nil {
+		c.endable--
+	}
 }
 
 // Go runs f(ctx, i) for i = 1..n, each on its own goroutine and as a thread
