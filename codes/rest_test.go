@@ -48,7 +48,8 @@ func TestOfErrorRESTStatusFirstThenHTTPCode(t *testing.T) {
 		{"504 DEADLINE_EXCEEDED", 504, jsonError(504, "DEADLINE_EXCEEDED", ""), Transient},
 		{"404 NOT_FOUND", 404, jsonError(404, "NOT_FOUND", ""), Propagation},
 		{"403 PERMISSION_DENIED", 403, jsonError(403, "PERMISSION_DENIED", ""), Permanent},
-		{"500 body says UNKNOWN", 500, jsonError(500, "UNKNOWN", ""), Permanent},
+		{"500 body says UNKNOWN", 500, jsonError(500, "UNKNOWN", ""), Transient},
+		{"500 body says DATA_LOSS", 500, jsonError(500, "DATA_LOSS", ""), Permanent},
 		{"429 RESOURCE_EXHAUSTED", 429, jsonError(429, "RESOURCE_EXHAUSTED", ""), Permanent},
 		{"429 RESOURCE_EXHAUSTED with RetryInfo", 429, jsonError(429, "RESOURCE_EXHAUSTED", retryInfoJSON), Transient},
 		// No status in the body: the HTTP status decides.
