@@ -10,6 +10,9 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+
+	"github.com/iamretry/iamretry/codes"
+	grpccodes "google.golang.org/grpc/codes"
 )
 
 // PushbackTrailer is the trailer of gRPC's retry design (gRFC A6) in which
@@ -110,4 +113,36 @@ func trailerPushback(md metadata.MD) (time.Duration, pushbackState) {
 		return maxDuration, pushbackWait
 	}
 	return time.Duration(ms) * time.Millisecond, pushbackWait
+}
+
+// quotaRejection reports whether err is a definite rejection for quota
+// (RESOURCE_EXHAUSTED, HTTP 429) that carries the server's delay: a
+// RetryInfo, or over REST a Retry-After (j.floor). The server did not act,
+// so, as an opted-in NOT_FOUND, it may be retried even when the request is
+// unsafe to send again.
+func quotaRejection(j *job, err error) bool {
+	if codes.CodeOf(err) != grpccodes.ResourceExhausted {
+		return false
+	}
+	if _, ok := retryInfoDelay(err); ok {
+		return true
+	}
+	if hasJSONRetryInfo(restDetails(err)) {
+		return true // a RetryInfo of delay 0: Retry-After: 0
+	}
+	if j.floor != nil {
+		_, ok := j.floor()
+		return ok
+	}
+	return false
+}
+
+// restDetails returns the JSON details of the first *googleapi.Error in
+// err's chain.
+func restDetails(err error) []any {
+	var ge *googleapi.Error
+	if errors.As(err, &ge) {
+		return ge.Details
+	}
+	return nil
 }
