@@ -124,6 +124,8 @@ func TestRESTTransportErrorsRetriedAsUnavailable(t *testing.T) {
 		{"url.Error wrapping ECONNRESET (ported: gensupport)", "GET", restGetSA, &url.Error{Op: "Get", URL: restGetSA, Err: connReset("read")}, 2, interceptor.Retry, codes.Transient},
 		{"io.ErrUnexpectedEOF (ported: gensupport)", "GET", restGetSA, io.ErrUnexpectedEOF, 2, interceptor.Retry, codes.Transient},
 		{"use of closed network connection (ported: gensupport)", "GET", restGetSA, &net.OpError{Op: "read", Net: "tcp", Err: net.ErrClosed}, 2, interceptor.Retry, codes.Transient},
+		{"io.EOF as net/http returns it: closed before a response", "GET", restGetSA, io.EOF, 2, interceptor.Retry, codes.Transient},
+		{"io.EOF, unsafe create", "POST", restCreateSA, io.EOF, 1, interceptor.Unsafe, codes.Transient},
 		{"wrapped net.ErrClosed", "GET", restUnmapped, fmt.Errorf("conn: %w", net.ErrClosed), 2, interceptor.Retry, codes.Transient},
 		{"x/net http2.StreamError", "GET", restGetSA, http2.StreamError{StreamID: 1, Code: http2.ErrCodeInternal}, 2, interceptor.Retry, codes.Transient},
 		{"x/net http2.GoAwayError", "GET", restGetSA, http2.GoAwayError{LastStreamID: 1, ErrCode: http2.ErrCodeNo}, 2, interceptor.Retry, codes.Transient},

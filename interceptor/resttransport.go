@@ -26,9 +26,9 @@ const (
 	// Permanent by default.
 	transportOther transportKind = iota
 	// transportMaybeSent: the connection failed after the request may have
-	// reached the server (reset, unexpected EOF, closed, HTTP/2 stream or
-	// GOAWAY error, a read timeout): UNAVAILABLE, retried only when the
-	// request is safe to send again.
+	// reached the server (reset, closed before a response, unexpected EOF,
+	// net.ErrClosed, HTTP/2 stream or GOAWAY error, a read timeout):
+	// UNAVAILABLE, retried only when the request is safe to send again.
 	transportMaybeSent
 	// transportNotSent: the connection was never made (the dial failed, the
 	// name did not resolve, the connection was refused): UNAVAILABLE, and
@@ -57,6 +57,12 @@ func classifyTransport(err error) transportKind {
 		return transportNotSent
 	}
 	switch {
+	case err == io.EOF:
+		// io.EOF itself, as net/http returns it when the connection closed
+		// before a response began (the server may have read the request).
+		// An io.EOF that another layer wrapped (after a complete response,
+		// say) is that layer's to explain: it is left to the classifier.
+		return transportMaybeSent
 	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.ECONNABORTED), errors.Is(err, syscall.EPIPE),
 		errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, net.ErrClosed), http2Failure(err):
 		return transportMaybeSent
