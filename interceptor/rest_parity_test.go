@@ -535,3 +535,21 @@ func TestGRPCUnknownRetriedForSafeOnly(t *testing.T) {
 		t.Fatalf("unsafe: calls %d attempts %+v", s.calls, h.attempts)
 	}
 }
+
+// TestGRPCQuotaWithRetryInfoRetriedEvenUnsafe (issue 19 item 5, the gRPC
+// face): RESOURCE_EXHAUSTED with RetryInfo is a definite rejection, retried
+// after its delay even for a method unsafe to replay, as a REST 429 with
+// Retry-After is; UNAVAILABLE of the same method is not.
+func TestGRPCQuotaWithRetryInfoRetriedEvenUnsafe(t *testing.T) {
+	const createKey = "/google.iam.admin.v1.IAM/CreateServiceAccountKey"
+	h := newHarness(t)
+	s := &script{errs: []error{withRetryInfo(grpccodes.ResourceExhausted, 3*time.Second)}}
+	if err := h.call(context.Background(), s, createKey, nil); err != nil || s.calls != 2 {
+		t.Fatalf("RESOURCE_EXHAUSTED with RetryInfo: calls %d err %v", s.calls, err)
+	}
+	h = newHarness(t)
+	s = &script{errs: []error{withRetryInfo(grpccodes.Unavailable, 3*time.Second)}}
+	if _ = h.call(context.Background(), s, createKey, nil); s.calls != 1 || h.attempts[0].Reason != interceptor.Unsafe {
+		t.Fatalf("UNAVAILABLE with RetryInfo: calls %d attempts %+v", s.calls, h.attempts)
+	}
+}
