@@ -144,6 +144,8 @@ func TestRESTTransportErrorsRetriedAsUnavailable(t *testing.T) {
 		{"x509 unknown authority (ported: go-retryablehttp)", "GET", restGetSA, &url.Error{Op: "Get", URL: restGetSA, Err: x509.UnknownAuthorityError{}}, 1, interceptor.NotRetryable, codes.Permanent},
 		{"tls.CertificateVerificationError", "GET", restGetSA, &tls.CertificateVerificationError{Err: x509.HostnameError{Host: "x"}}, 1, interceptor.NotRetryable, codes.Permanent},
 		{"x509 expired", "GET", restGetSA, x509.CertificateInvalidError{Reason: x509.Expired}, 1, interceptor.NotRetryable, codes.Permanent},
+		{"unsupported protocol scheme (ported: go-retryablehttp)", "GET", restGetSA, errors.New(`unsupported protocol scheme "ftp"`), 1, interceptor.NotRetryable, codes.Permanent},
+		{"invalid header (ported: go-retryablehttp)", "GET", restGetSA, errors.New(`net/http: invalid header field name "a b"`), 1, interceptor.NotRetryable, codes.Permanent},
 		{"wrapped io.EOF after a complete response", "GET", restGetSA, fmt.Errorf("read trailer: %w", io.EOF), 1, interceptor.NotRetryable, codes.Permanent},
 		{"an opaque error", "GET", restGetSA, errors.New("something else"), 1, interceptor.NotRetryable, codes.Permanent},
 	} {
