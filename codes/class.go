@@ -82,7 +82,8 @@ func Of(code grpccodes.Code) Class {
 //     (such as "ABORTED" or "ALREADY_EXISTS", both HTTP 409) when it has one,
 //     classified as its gRPC code is; else by the HTTP status: 500, 502, 503,
 //     504 Transient, 404 Propagation, 409 Conflict, 429 Transient only with a
-//     RetryInfo detail, anything else Permanent.
+//     RetryInfo detail or a Retry-After header (seconds or an HTTP date, kept
+//     in googleapi.Error.Header), anything else Permanent.
 //
 // A nil error, an error that carries neither (it is never read as UNKNOWN
 // to classify it), and a context error of the

@@ -120,3 +120,38 @@ func TestOfErrorRESTAPIErrorWithoutBodyGoesByHTTPCode(t *testing.T) {
 		}
 	}
 }
+
+// TestOfError429RetryAfterIsRetryInfo (issue 19 item 5): a REST 429 whose
+// response carried a Retry-After (seconds or an HTTP date) is classified as
+// a 429 with RetryInfo, wherever the error is classified (the RoundTripper,
+// Retrier.Do, an Updater over a REST client); a malformed one is not.
+func TestOfError429RetryAfterIsRetryInfo(t *testing.T) {
+	for _, tc := range []struct {
+		name, retryAfter string
+		want             Class
+	}{
+		{"seconds", "7", Transient},
+		{"zero", "0", Transient},
+		{"HTTP date", "Wed, 02 Dec 2026 10:00:00 GMT", Transient},
+		{"none", "", Permanent},
+		{"malformed", "soon", Permanent},
+		{"negative", "-3", Permanent},
+	} {
+		ge := restError(t, 429, jsonError(429, "RESOURCE_EXHAUSTED", ""))
+		if tc.retryAfter != "" {
+			ge.Header.Set("Retry-After", tc.retryAfter)
+		}
+		if got := OfError(ge); got != tc.want {
+			t.Errorf("%s: OfError = %v, want %v", tc.name, got, tc.want)
+		}
+		if got := OfError(fmt.Errorf("call: %w", ge)); got != tc.want {
+			t.Errorf("%s: OfError(wrapped) = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	// A 503 with Retry-After stays Transient, a 400 Permanent.
+	ge := restError(t, 400, jsonError(400, "INVALID_ARGUMENT", ""))
+	ge.Header.Set("Retry-After", "3")
+	if OfError(ge) != Permanent {
+		t.Error("400 with Retry-After: want Permanent")
+	}
+}

@@ -128,13 +128,28 @@ func quotaRejection(j *job, err error) bool {
 		return true
 	}
 	if hasJSONRetryInfo(restDetails(err)) {
-		return true // a RetryInfo of delay 0: Retry-After: 0
+		return true // a RetryInfo of delay 0
+	}
+	if _, ok := errRetryAfter(err, time.Time{}); ok {
+		return true
 	}
 	if j.floor != nil {
 		_, ok := j.floor()
 		return ok
 	}
 	return false
+}
+
+// errRetryAfter reads the Retry-After header of the response the first
+// *googleapi.Error in err's chain was built from (it keeps the headers), so
+// that Retrier.Do and an Updater over a REST client wait at least that
+// long, as the RoundTripper does. A date is counted from now.
+func errRetryAfter(err error, now time.Time) (time.Duration, bool) {
+	var ge *googleapi.Error
+	if !errors.As(err, &ge) || ge.Header == nil {
+		return 0, false
+	}
+	return retryAfter(ge.Header.Get("Retry-After"), now)
 }
 
 // restDetails returns the JSON details of the first *googleapi.Error in

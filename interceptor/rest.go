@@ -24,7 +24,10 @@ import (
 // request http.NewRequest builds from a bytes or strings reader has it, and
 // the discovery and GAPIC clients build theirs that way). A request with a
 // body and no GetBody is buffered once, before its first attempt, so that
-// it can be sent again.
+// it can be sent again, only when it may be replayed and only up to
+// MaxReplayBody; a request that will never be replayed (unsafe to send
+// again, DisableContext, WithMaxAttempts(1), or owned by Do or an Updater)
+// goes to base with its body as it came, streamed.
 //
 // Any other response, or an error from base, is decided as the interceptor
 // decides a failed gRPC call:
@@ -32,7 +35,16 @@ import (
 //   - The class comes from the Retrier's classifier (codes.OfError by
 //     default), given the *googleapi.Error that googleapi.CheckResponse
 //     builds from the response (the JSON error body's status first, else the
-//     HTTP status).
+//     HTTP status). A 429 with a Retry-After (seconds or an HTTP date) is a
+//     429 with RetryInfo: Transient, its wait at least the header's delay.
+//   - An error from base that is a failure of the connection (refused,
+//     reset, closed before a response, unexpected EOF, net.ErrClosed, an
+//     HTTP/2 stream, GOAWAY or connection error, a transport timeout) is
+//     gRPC's UNAVAILABLE: the classifier gets, and the caller is returned,
+//     an error whose text and chain are base's (errors.Is finds
+//     syscall.ECONNRESET) and whose GRPCStatus is UNAVAILABLE. TLS
+//     certificate failures, context errors, an io.EOF another layer wrapped
+//     and any other error stay as base gave them (Permanent by default).
 //   - Whether a request may be sent again after an ambiguous failure (500,
 //     502, 503, 504) is asked of the safe-to-retry function (SafeToRetry by
 //     default) under the gRPC method the request transcodes to (the IAM
@@ -41,9 +53,15 @@ import (
 //     host), with the request message read from the JSON body where the
 //     answer depends on it (a setIamPolicy is safe only with an etag and a
 //     mask that is empty or names etag). A request that maps to no method
-//     goes by HTTP semantics: GET and HEAD are safe, nothing else is.
+//     is asked under its "VERB /path" with the *http.Request as req (the
+//     default, SafeToRetry, says GET and HEAD are safe, nothing else is).
 //     Attempt.Method is that gRPC method, or "VERB /path" when there is
-//     none.
+//     none; WithSafeToRetry and WithClassifier see the same name. Two
+//     failures are retried whatever the method: a dial failure (*net.OpError
+//     with Op "dial", a DNS error, ECONNREFUSED: the request never left the
+//     client, which its error type proves, so no httptrace is needed) and a
+//     429 with a delay (RetryInfo or Retry-After: a definite rejection, as
+//     an opted-in 404 is).
 //   - The wait is at least what the server asks for: a Retry-After header
 //     (seconds or an HTTP date) and a google.rpc.RetryInfo in the error's
 //     details. WithPushback (a gRPC trailer) does not apply to HTTP.
@@ -51,7 +69,10 @@ import (
 //     request's context was made with RetryNotFoundContext; no failure of a
 //     request whose context was made with DisableContext is retried.
 //   - A request whose context is owned by Retrier.Do or a policy Updater
-//     (they mark it) passes straight through: its owner retries it.
+//     (they mark it) passes straight through: its owner retries it, and
+//     reads a connection failure as UNAVAILABLE and an attempt cut by
+//     WithPerAttemptTimeout as DEADLINE_EXCEEDED, both Transient, as it
+//     reads them over gRPC.
 //
 // Each retry is a clone of the request with its body replayed (GetBody, or
 // the buffer) and the AttemptMetadataKey header carrying the retry's number;
@@ -60,7 +81,12 @@ import (
 // from the start. When the request's context ends during a wait, the wait
 // ends at once and RoundTrip returns an error that wraps the context's error
 // and the last attempt's *googleapi.Error. With WithPerAttemptTimeout each
-// attempt runs under that timeout until its response body is closed.
+// attempt runs under that timeout until its response body is closed; an
+// attempt it cuts while the request's context lives fails with an error
+// whose GRPCStatus is DEADLINE_EXCEEDED and that does not wrap
+// context.DeadlineExceeded (the caller's context did not end). An error
+// response whose Body is nil is an empty one; one whose body read fails
+// is returned with the bytes read, then that read's error.
 func (r *Retrier) RoundTripper(base http.RoundTripper) http.RoundTripper {
 	r.mustBeBuilt("Retrier.RoundTripper")
 	if base == nil {
@@ -400,9 +426,9 @@ func (c *restCall) request(ctx context.Context, n int) (*http.Request, error) {
 // An error from base that is a failure of the connection becomes a
 // *transportError (UNAVAILABLE). A nil Body (net/http allows it from a
 // custom transport) is an empty one. A body whose read fails gives the
-// caller that error once the bytes read before it are consumed. A 429 with
-// a Retry-After and no RetryInfo gets the RetryInfo the header stands for,
-// so it is classified as a 429 with RetryInfo is.
+// caller that error once the bytes read before it are consumed. (The
+// *googleapi.Error keeps the response's headers: codes.OfError reads a
+// 429's Retry-After as RetryInfo.)
 func (c *restCall) absorb(resp *http.Response, err error) error {
 	if err != nil {
 		err = wrapTransport(err)
@@ -424,16 +450,7 @@ func (c *restCall) absorb(resp *http.Response, err error) error {
 	} else {
 		resp.Body = &restoredBody{Reader: io.MultiReader(bytes.NewReader(b), orig), orig: orig}
 	}
-	ge := googleapi.CheckResponseWithBody(resp, b).(*googleapi.Error)
-	if resp.StatusCode == http.StatusTooManyRequests && !hasJSONRetryInfo(ge.Details) {
-		if d, ok := retryAfter(resp.Header.Get("Retry-After"), c.t.r.cfg.clock.Now()); ok {
-			ge.Details = append(ge.Details, map[string]any{
-				"@type":      retryInfoType,
-				"retryDelay": strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + "s",
-			})
-		}
-	}
-	c.lastErr = ge
+	c.lastErr = googleapi.CheckResponseWithBody(resp, b)
 	return c.lastErr
 }
 

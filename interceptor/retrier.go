@@ -345,6 +345,9 @@ func (r *Retrier) schedule(ctx context.Context, j *job, start, now time.Time, n 
 	if d, ok := retryInfoDelay(a.Err); ok && d > wait {
 		wait = d
 	}
+	if d, ok := errRetryAfter(a.Err, now); ok && d > wait {
+		wait = d // a REST error's Retry-After, under Do or an Updater too
+	}
 	if j.floor != nil {
 		if d, ok := j.floor(); ok && d > wait {
 			wait = d
