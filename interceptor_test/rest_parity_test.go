@@ -245,3 +245,35 @@ func TestREST500UnknownThroughGAPIC(t *testing.T) {
 		t.Fatalf("create: err %v attempts %+v, want the 500 at once, Unsafe", err, g.attempts)
 	}
 }
+
+// TestREST429RetryAfterUnderDo (issue 19 item 5, an owner above the
+// RoundTripper): Retrier.Do over a discovery client reads the 429's
+// Retry-After as RetryInfo, as over gRPC: it retries after that delay.
+func TestREST429RetryAfterUnderDo(t *testing.T) {
+	var armed atomic.Bool
+	g := newRESTRig(t, func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if strings.HasSuffix(r.URL.Path, ":getIamPolicy") && armed.CompareAndSwap(true, false) {
+				w.Header().Set("Content-Type", "application/json")
+				w.Header().Set("Retry-After", "4")
+				w.WriteHeader(429)
+				_, _ = w.Write([]byte(`{"error":{"code":429,"message":"Quota exceeded","status":"RESOURCE_EXHAUSTED"}}`))
+				return
+			}
+			h.ServeHTTP(w, r)
+		})
+	})
+	armed.Store(true)
+	runs := 0
+	err := g.retrier.Do(context.Background(), "read", func(ctx context.Context) error {
+		runs++
+		_, err := g.crm.Projects.GetIamPolicy("projects/p1", &crm.GetIamPolicyRequest{}).Context(ctx).Do()
+		return err
+	})
+	if err != nil || runs != 2 {
+		t.Fatalf("Do: %d runs, err %v", runs, err)
+	}
+	if s := g.clock.Sleeps(); len(s) != 1 || s[0] != 4*time.Second {
+		t.Fatalf("waits %v, want [4s]", s)
+	}
+}
