@@ -462,7 +462,10 @@ func (c *restCall) absorb(resp *http.Response, err error) error {
 // function under its "VERB /path" with the *http.Request as req (the
 // default, SafeToRetry, says GET and HEAD).
 func (c *restCall) safe() bool {
-	if isNotSent(c.lastErr) {
+	if isNotSent(c.lastErr) || c.stream != nil {
+		// Never sent; or a body too long to buffer: it cannot be sent
+		// again whatever its safety (the engine ends with
+		// BodyNotReplayable).
 		return true
 	}
 	if !c.mapped {

@@ -143,6 +143,7 @@ func TestRESTTransportErrorsRetriedAsUnavailable(t *testing.T) {
 		// ported: go-retryablehttp baseRetryPolicy (certificate not trusted)
 		{"x509 unknown authority (ported: go-retryablehttp)", "GET", restGetSA, &url.Error{Op: "Get", URL: restGetSA, Err: x509.UnknownAuthorityError{}}, 1, interceptor.NotRetryable, codes.Permanent},
 		{"tls.CertificateVerificationError", "GET", restGetSA, &tls.CertificateVerificationError{Err: x509.HostnameError{Host: "x"}}, 1, interceptor.NotRetryable, codes.Permanent},
+		{"server refused the client certificate", "GET", restGetSA, &net.OpError{Op: "remote error", Err: tls.AlertError(42)}, 1, interceptor.NotRetryable, codes.Permanent},
 		{"x509 expired", "GET", restGetSA, x509.CertificateInvalidError{Reason: x509.Expired}, 1, interceptor.NotRetryable, codes.Permanent},
 		{"unsupported protocol scheme (ported: go-retryablehttp)", "GET", restGetSA, errors.New(`unsupported protocol scheme "ftp"`), 1, interceptor.NotRetryable, codes.Permanent},
 		{"invalid header (ported: go-retryablehttp)", "GET", restGetSA, errors.New(`net/http: invalid header field name "a b"`), 1, interceptor.NotRetryable, codes.Permanent},
@@ -339,24 +340,9 @@ func TestRESTUnreplayableBodyStreamed(t *testing.T) {
 			}
 		})
 	}
-	t.Run("longer than MaxReplayBody", func(t *testing.T) {
-		o := newObserved(t)
-		big := strings.Repeat("a", interceptor.MaxReplayBody+10)
-		var got strings.Builder
-		base := &recvBase{dst: &got}
-		req := mustRequest(t, "POST", restGetSA+":getIamPolicy", onlyReader{strings.NewReader(big)})
-		resp, err := o.r.RoundTripper(base).RoundTrip(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if base.calls != 1 || got.Len() != len(big) || got.String() != big {
-			t.Fatalf("%d calls, %d bytes sent, want 1 call with the whole body (%d)", base.calls, got.Len(), len(big))
-		}
-		if a := o.first(); a.Reason != interceptor.BodyNotReplayable || a.Class != codes.Transient || a.Retrying {
-			t.Fatalf("attempt %+v, want Reason BodyNotReplayable", a)
-		}
-	})
+	for _, u := range []string{restGetSA + ":getIamPolicy", restGetSA + ":setIamPolicy"} {
+		t.Run("longer than MaxReplayBody "+u[strings.LastIndexByte(u, ':'):], func(t *testing.T) { longBody(t, u) })
+	}
 	t.Run("unsafe streamed, dial failure", func(t *testing.T) {
 		o := newObserved(t)
 		base := &faultBase{errs: []error{&net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}}}
@@ -365,6 +351,28 @@ func TestRESTUnreplayableBodyStreamed(t *testing.T) {
 			t.Fatalf("calls %d err %v attempt %+v", base.calls, err, o.first())
 		}
 	})
+}
+
+// longBody: a replayable request whose body without GetBody is longer than
+// MaxReplayBody is sent once, whole, and not retried: BodyNotReplayable
+// (also for a setIamPolicy, whose safety would depend on the body).
+func longBody(t *testing.T, u string) {
+	o := newObserved(t)
+	big := strings.Repeat("a", interceptor.MaxReplayBody+10)
+	var got strings.Builder
+	base := &recvBase{dst: &got}
+	req := mustRequest(t, "POST", u, onlyReader{strings.NewReader(big)})
+	resp, err := o.r.RoundTripper(base).RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if base.calls != 1 || got.Len() != len(big) || got.String() != big {
+		t.Fatalf("%d calls, %d bytes sent, want 1 call with the whole body (%d)", base.calls, got.Len(), len(big))
+	}
+	if a := o.first(); a.Reason != interceptor.BodyNotReplayable || a.Class != codes.Transient || a.Retrying {
+		t.Fatalf("attempt %+v, want Reason BodyNotReplayable", a)
+	}
 }
 
 // recvBase reads each request's body into dst and answers 503.

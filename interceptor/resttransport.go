@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"reflect"
+	"strings"
 	"syscall"
 	"time"
 
@@ -77,8 +78,10 @@ func classifyTransport(err error) transportKind {
 }
 
 // tlsVerifyFailure reports whether err is a failed TLS certificate
-// verification, or a certificate the server refused: Permanent, as over
-// gRPC (codes.OfError): retrying cannot change either.
+// verification, TLS spoken to a plaintext server, or a certificate the
+// server refused (an alert about a certificate): Permanent, as over gRPC
+// (codes.OfError): retrying cannot change any of them. Another alert is
+// left to the connection rules.
 func tlsVerifyFailure(err error) bool {
 	var (
 		verify   *tls.CertificateVerificationError
@@ -90,7 +93,8 @@ func tlsVerifyFailure(err error) bool {
 		alert    tls.AlertError
 	)
 	return errors.As(err, &verify) || errors.As(err, &unknown) || errors.As(err, &invalid) ||
-		errors.As(err, &hostname) || errors.As(err, &roots) || errors.As(err, &record) || errors.As(err, &alert)
+		errors.As(err, &hostname) || errors.As(err, &roots) || errors.As(err, &record) ||
+		(errors.As(err, &alert) && strings.Contains(alert.Error(), "certificate"))
 }
 
 // http2Errors are the HTTP/2 errors a client transport returns when a
