@@ -563,3 +563,21 @@ func TestGRPCQuotaWithRetryInfoRetriedEvenUnsafe(t *testing.T) {
 		t.Fatalf("UNAVAILABLE with RetryInfo: calls %d attempts %+v", s.calls, h.attempts)
 	}
 }
+
+// TestMetricsGaveUpBodyNotReplayable: a retry that was due but whose body
+// was streamed counts in gave_up with reason body_not_replayable.
+func TestMetricsGaveUpBodyNotReplayable(t *testing.T) {
+	m := newMeterRig(t)
+	r := restRetrier(t, vclock.New(), m.option())
+	var got strings.Builder
+	req := mustRequest(t, "POST", restGetSA+":getIamPolicy", onlyReader{strings.NewReader(strings.Repeat("a", interceptor.MaxReplayBody+1))})
+	resp, err := r.RoundTripper(&recvBase{dst: &got}).RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	want := map[string]string{"grpc.method": "google.iam.admin.v1.IAM/GetIamPolicy", "grpc.status": "UNAVAILABLE", "iamretry.reason": "body_not_replayable"}
+	if n, ok := sum(t, m.collect(), "iamretry.client.call.gave_up", want); !ok || n != 1 {
+		t.Fatalf("gave_up %v: %d (found %v), want 1", want, n, ok)
+	}
+}
