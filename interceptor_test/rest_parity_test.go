@@ -67,13 +67,15 @@ func TestRESTPerAttemptCutUnderDoIsTransient(t *testing.T) {
 	g.fake.SetLatency(fakeiam.MethodProjectsGetIamPolicy, time.Hour)
 	var n atomic.Int32
 	err := g.retrier.Do(context.Background(), "read", func(ctx context.Context) error {
-		if n.Add(1) == 2 {
+		if n.Add(1) >= 2 {
 			g.fake.SetLatency(fakeiam.MethodProjectsGetIamPolicy, 0)
 		}
 		_, err := g.crm.Projects.GetIamPolicy("projects/p1", &crm.GetIamPolicyRequest{}).Context(ctx).Do()
 		return err
 	})
-	if err != nil || n.Load() != 2 {
+	// 2 runs; more only if a loaded machine makes a later read outlast
+	// 100 ms too (also a cut, also retried).
+	if err != nil || n.Load() < 2 {
 		t.Fatalf("Do: %d runs, err %v", n.Load(), err)
 	}
 }
