@@ -17,7 +17,8 @@ type Class uint8
 const (
 	// Permanent failures are returned at once: retrying cannot help.
 	Permanent Class = iota
-	// Transient failures (HTTP 500, 502, 503, 504) are retried with
+	// Transient failures (HTTP 500, 502, 503, 504; gRPC UNAVAILABLE,
+	// INTERNAL, DEADLINE_EXCEEDED, UNKNOWN) are retried with
 	// truncated exponential backoff with jitter.
 	Transient
 	// Propagation failures (HTTP 404) may mean that a resource just created is
@@ -46,10 +47,14 @@ func (c Class) String() string {
 }
 
 // Of returns the retry class of a gRPC status code, as in the package's
-// table. Codes it does not know, OK among them, are Permanent.
+// table. Codes it does not know, OK among them, are Permanent; so is
+// DATA_LOSS (retrying cannot restore lost data).
 func Of(code grpccodes.Code) Class {
 	switch code {
-	case grpccodes.Unavailable, grpccodes.Internal, grpccodes.DeadlineExceeded:
+	case grpccodes.Unavailable, grpccodes.Internal, grpccodes.DeadlineExceeded, grpccodes.Unknown:
+		// UNKNOWN: what grpc-go reports for a proxy's bare HTTP 500, and
+		// what Google's APIs put in the body of a 500 they cannot name:
+		// an ambiguous outcome like INTERNAL.
 		return Transient
 	case grpccodes.NotFound:
 		return Propagation
@@ -77,9 +82,11 @@ func Of(code grpccodes.Code) Class {
 //     (such as "ABORTED" or "ALREADY_EXISTS", both HTTP 409) when it has one,
 //     classified as its gRPC code is; else by the HTTP status: 500, 502, 503,
 //     504 Transient, 404 Propagation, 409 Conflict, 429 Transient only with a
-//     RetryInfo detail, anything else Permanent.
+//     RetryInfo detail or a Retry-After header (seconds or an HTTP date, kept
+//     in googleapi.Error.Header), anything else Permanent.
 //
-// A nil error, an error that carries neither, and a context error of the
+// A nil error, an error that carries neither (it is never read as UNKNOWN
+// to classify it), and a context error of the
 // caller (context.Canceled or context.DeadlineExceeded, however wrapped) are
 // Permanent: retrying cannot help them. A gRPC status error as gRPC returns
 // it is classified without allocating, except a RESOURCE_EXHAUSTED one

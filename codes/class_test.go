@@ -18,6 +18,7 @@ func TestOfTable(t *testing.T) {
 		grpccodes.Unavailable:      Transient,
 		grpccodes.Internal:         Transient,
 		grpccodes.DeadlineExceeded: Transient,
+		grpccodes.Unknown:          Transient, // grpc-go's code for a proxy's bare HTTP 500 (issue 19)
 		grpccodes.NotFound:         Propagation,
 		grpccodes.Aborted:          Conflict,
 	}
@@ -146,6 +147,28 @@ func TestClientSideFailuresArePermanent(t *testing.T) {
 		}
 		if got := OfError(fmt.Errorf("w: %w", err)); got != tc.want {
 			t.Errorf("wrapped %v %q: OfError = %v, want %v", tc.code, tc.msg, got, tc.want)
+		}
+	}
+}
+
+// TestUnknownTransientNoCodePermanent (issue 19 item 8): a status UNKNOWN
+// (grpc-go's code for a proxy's bare HTTP 500) is Transient, DATA_LOSS stays
+// Permanent, and an error that carries no code stays Permanent: it is never
+// read as UNKNOWN to classify it.
+func TestUnknownTransientNoCodePermanent(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  error
+		want Class
+	}{
+		{"UNKNOWN", status.Error(grpccodes.Unknown, "unexpected HTTP status code received from server: 500 (Internal Server Error)"), Transient},
+		{"wrapped UNKNOWN", fmt.Errorf("call: %w", status.Error(grpccodes.Unknown, "x")), Transient},
+		{"DATA_LOSS", status.Error(grpccodes.DataLoss, "x"), Permanent},
+		{"plain error", errors.New("no code"), Permanent},
+		{"wrapped plain error", fmt.Errorf("a: %w", errors.New("no code")), Permanent},
+	} {
+		if got := OfError(tc.err); got != tc.want {
+			t.Errorf("%s: OfError = %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }

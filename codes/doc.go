@@ -5,11 +5,14 @@
 //	UNAVAILABLE         502/503  Transient    retried with backoff
 //	INTERNAL            500      Transient    retried with backoff
 //	DEADLINE_EXCEEDED   504      Transient    retried while the caller's context lives
+//	UNKNOWN             500      Transient    retried with backoff (grpc-go's code for
+//	                                          a proxy's bare HTTP 500)
 //	NOT_FOUND           404      Propagation  retried only when the caller opts in
 //	ABORTED             409      Conflict     the whole read-modify-write is rerun
-//	RESOURCE_EXHAUSTED  429      Transient    only with a google.rpc.RetryInfo (the
-//	                                          server says when quota returns; the wait
-//	                                          is at least its delay), else Permanent
+//	RESOURCE_EXHAUSTED  429      Transient    only with a google.rpc.RetryInfo or, over
+//	                                          REST, a Retry-After header (the server
+//	                                          says when quota returns; the wait is at
+//	                                          least its delay), else Permanent
 //	anything else                Permanent    returned at once
 //
 // Failures the client produced before the server could act are Permanent

@@ -47,12 +47,32 @@ func restNode(e error) *googleapi.Error {
 
 // ofGoogleAPI classifies a REST error by its JSON body's status when it has
 // one, else by its HTTP status.
+//
+// A 429 whose response carried a valid Retry-After header counts as one
+// with RetryInfo: the server said when to come back, over HTTP.
 func ofGoogleAPI(e *googleapi.Error) Class {
 	st, retryInfo := parseErrorBody(e.Body)
 	if !retryInfo {
 		retryInfo = detailsHaveRetryInfo(e.Details)
 	}
+	if !retryInfo && e.Code == http.StatusTooManyRequests {
+		retryInfo = validRetryAfter(e.Header.Get("Retry-After"))
+	}
 	return ofHTTP(e.Code, st, retryInfo)
+}
+
+// validRetryAfter reports whether v is a Retry-After value of RFC 9110:
+// delay-seconds (digits) or an HTTP date. Whether the date is past does not
+// matter here (no clock is read): it still says when to come back.
+func validRetryAfter(v string) bool {
+	if v == "" {
+		return false
+	}
+	if strings.Trim(v, "0123456789") == "" {
+		return true
+	}
+	_, err := http.ParseTime(v)
+	return err == nil
 }
 
 // ofHTTP classifies an HTTP error: by st, the gRPC code named by the body's

@@ -48,7 +48,8 @@ func TestOfErrorRESTStatusFirstThenHTTPCode(t *testing.T) {
 		{"504 DEADLINE_EXCEEDED", 504, jsonError(504, "DEADLINE_EXCEEDED", ""), Transient},
 		{"404 NOT_FOUND", 404, jsonError(404, "NOT_FOUND", ""), Propagation},
 		{"403 PERMISSION_DENIED", 403, jsonError(403, "PERMISSION_DENIED", ""), Permanent},
-		{"500 body says UNKNOWN", 500, jsonError(500, "UNKNOWN", ""), Permanent},
+		{"500 body says UNKNOWN", 500, jsonError(500, "UNKNOWN", ""), Transient},
+		{"500 body says DATA_LOSS", 500, jsonError(500, "DATA_LOSS", ""), Permanent},
 		{"429 RESOURCE_EXHAUSTED", 429, jsonError(429, "RESOURCE_EXHAUSTED", ""), Permanent},
 		{"429 RESOURCE_EXHAUSTED with RetryInfo", 429, jsonError(429, "RESOURCE_EXHAUSTED", retryInfoJSON), Transient},
 		// No status in the body: the HTTP status decides.
@@ -117,5 +118,40 @@ func TestOfErrorRESTAPIErrorWithoutBodyGoesByHTTPCode(t *testing.T) {
 		if got := OfError(ae); got != tc.want {
 			t.Errorf("HTTP %d: OfError(unwrapping APIError) = %v, want %v", tc.code, got, tc.want)
 		}
+	}
+}
+
+// TestOfError429RetryAfterIsRetryInfo (issue 19 item 5): a REST 429 whose
+// response carried a Retry-After (seconds or an HTTP date) is classified as
+// a 429 with RetryInfo, wherever the error is classified (the RoundTripper,
+// Retrier.Do, an Updater over a REST client); a malformed one is not.
+func TestOfError429RetryAfterIsRetryInfo(t *testing.T) {
+	for _, tc := range []struct {
+		name, retryAfter string
+		want             Class
+	}{
+		{"seconds", "7", Transient},
+		{"zero", "0", Transient},
+		{"HTTP date", "Wed, 02 Dec 2026 10:00:00 GMT", Transient},
+		{"none", "", Permanent},
+		{"malformed", "soon", Permanent},
+		{"negative", "-3", Permanent},
+	} {
+		ge := restError(t, 429, jsonError(429, "RESOURCE_EXHAUSTED", ""))
+		if tc.retryAfter != "" {
+			ge.Header.Set("Retry-After", tc.retryAfter)
+		}
+		if got := OfError(ge); got != tc.want {
+			t.Errorf("%s: OfError = %v, want %v", tc.name, got, tc.want)
+		}
+		if got := OfError(fmt.Errorf("call: %w", ge)); got != tc.want {
+			t.Errorf("%s: OfError(wrapped) = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	// A 503 with Retry-After stays Transient, a 400 Permanent.
+	ge := restError(t, 400, jsonError(400, "INVALID_ARGUMENT", ""))
+	ge.Header.Set("Retry-After", "3")
+	if OfError(ge) != Permanent {
+		t.Error("400 with Retry-After: want Permanent")
 	}
 }

@@ -70,6 +70,11 @@ const (
 	// Succeeded: the final report of a call that was retried and whose
 	// attempt N succeeded (Err is nil, nothing follows).
 	Succeeded
+	// BodyNotReplayable: the failure would have been retried, but the REST
+	// request was sent once with its body streamed: it has no GetBody and
+	// either it was not to be replayed (unsafe to send again, retries
+	// disabled) or its body is longer than MaxReplayBody.
+	BodyNotReplayable
 )
 
 var reasonNames = [...]string{
@@ -84,6 +89,8 @@ var reasonNames = [...]string{
 	BudgetExhausted: "retry budget exhausted",
 	ServerPushback:  "server pushback",
 	Succeeded:       "succeeded",
+
+	BodyNotReplayable: "request body not replayable",
 }
 
 // reasonTokens are the reasons as metric and span attribute values
@@ -101,6 +108,8 @@ var reasonTokens = [...]string{
 	BudgetExhausted: "budget",
 	ServerPushback:  "pushback",
 	Succeeded:       "succeeded",
+
+	BodyNotReplayable: "body_not_replayable",
 }
 
 func (r Reason) token() string {

@@ -18,8 +18,10 @@ package interceptor_test
 
 import (
 	"context"
+	"io"
 	"net"
 	"net/http"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -487,5 +489,94 @@ func BenchmarkSuccessParallel(b *testing.B) {
 				}
 			})
 		})
+	}
+}
+
+// uploadSize is the body of BenchmarkRESTUnreplayableUpload: 64 MiB.
+const uploadSize = 64 << 20
+
+// zeros is an upload body of n zero bytes that allocates nothing as it is
+// read, of a type http.NewRequest does not know (no GetBody).
+type zeros struct{ n int64 }
+
+func (z *zeros) Read(p []byte) (int, error) {
+	if z.n <= 0 {
+		return 0, io.EOF
+	}
+	k := int64(len(p))
+	if k > z.n {
+		k = z.n
+	}
+	clear(p[:k])
+	z.n -= k
+	return int(k), nil
+}
+
+// drainBase reads each request's body to the end, as a transport sending
+// it would, and answers with one shared response.
+type drainBase struct{ resp *http.Response }
+
+func (d drainBase) RoundTrip(req *http.Request) (*http.Response, error) {
+	_, _ = io.Copy(io.Discard, req.Body)
+	_ = req.Body.Close()
+	return d.resp, nil
+}
+
+// uploadTransports are the transports BenchmarkRESTUnreplayableUpload
+// compares: the base alone, and the RoundTripper around it.
+func uploadTransports(tb testing.TB) []struct {
+	name string
+	rt   http.RoundTripper
+} {
+	base := drainBase{&http.Response{StatusCode: 200, Body: http.NoBody}}
+	r, err := interceptor.New()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return []struct {
+		name string
+		rt   http.RoundTripper
+	}{{"bare", base}, {"ours", r.RoundTripper(base)}}
+}
+
+// BenchmarkRESTUnreplayableUpload: a 64 MiB POST to a URL of no IAM method
+// (unsafe to send again, so never replayed) with a body without GetBody,
+// through the base alone and through the RoundTripper: the RoundTripper
+// streams it (issue 19 item 3; it used to buffer it, 157 MiB per upload).
+func BenchmarkRESTUnreplayableUpload(b *testing.B) {
+	for _, c := range uploadTransports(b) {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(uploadSize)
+			b.ReportAllocs()
+			for b.Loop() {
+				req, _ := http.NewRequest("POST", "https://upload.example.com/v1/objects", &zeros{n: uploadSize})
+				if resp, err := c.rt.RoundTrip(req); err != nil || resp.StatusCode != 200 {
+					b.Fatal(resp, err)
+				}
+			}
+		})
+	}
+}
+
+// TestRESTUnreplayableUploadAllocatesUnder1MiB enforces what
+// BenchmarkRESTUnreplayableUpload shows: the RoundTripper allocates less
+// than 1 MiB per 64 MiB unreplayable upload beyond the bare transport.
+func TestRESTUnreplayableUploadAllocatesUnder1MiB(t *testing.T) {
+	var bytes [2]uint64
+	for i, c := range uploadTransports(t) {
+		var before, after runtime.MemStats
+		const runs = 3
+		runtime.ReadMemStats(&before)
+		for range runs {
+			req, _ := http.NewRequest("POST", "https://upload.example.com/v1/objects", &zeros{n: uploadSize})
+			if resp, err := c.rt.RoundTrip(req); err != nil || resp.StatusCode != 200 {
+				t.Fatal(resp, err)
+			}
+		}
+		runtime.ReadMemStats(&after)
+		bytes[i] = (after.TotalAlloc - before.TotalAlloc) / runs
+	}
+	if extra := int64(bytes[1]) - int64(bytes[0]); extra >= 1<<20 {
+		t.Fatalf("the RoundTripper allocated %d B per 64 MiB upload beyond the bare transport's %d B; want < 1 MiB", extra, bytes[0])
 	}
 }

@@ -80,7 +80,8 @@
 // retrier.go holds the one retry loop (decide, schedule, budget, observe,
 // end); observe.go, events.go and metrics.go are what it reports to;
 // its faces fill one small job value each: interceptor.go (gRPC calls),
-// rest.go (the RoundTripper), do.go (Retrier.Do), visible.go (WaitVisible)
+// rest.go (the RoundTripper; resttransport.go sorts its connection
+// failures), do.go (Retrier.Do), visible.go (WaitVisible)
 // and transact.go (Transact, the read-modify-write of any object guarded by
 // an etag, on which the policy Updater is built).
 package interceptor

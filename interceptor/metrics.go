@@ -410,7 +410,7 @@ func (m *metrics) ended(ctx context.Context, method string, err error, retries i
 		m.delay.Record(ctx, waited.Seconds(), o.record...)
 	}
 	switch reason {
-	case Unsafe, MaxAttempts, DeadlineReached, ContextDeadline, BudgetExhausted, ServerPushback, ContextDone:
+	case Unsafe, MaxAttempts, DeadlineReached, ContextDeadline, BudgetExhausted, ServerPushback, ContextDone, BodyNotReplayable:
 		m.gaveUp.Add(ctx, 1, s.gaveUpOpts(code, reason)...)
 	}
 }

@@ -51,7 +51,7 @@ func logAttempt(ctx context.Context, l logging.Logger, a *Attempt) {
 	switch a.Reason {
 	case Retry:
 		level, msg = logging.LevelInfo, "iamretry: retrying"
-	case MaxAttempts, DeadlineReached, ContextDeadline, BudgetExhausted, ServerPushback:
+	case MaxAttempts, DeadlineReached, ContextDeadline, BudgetExhausted, ServerPushback, BodyNotReplayable:
 		level, msg = logging.LevelWarn, "iamretry: giving up"
 	case ContextDone:
 		if isInterrupted(a.Err) { // ended during a wait: a retry was cut short

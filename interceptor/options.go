@@ -195,6 +195,9 @@ func WithClassifier(f func(method string, err error) codes.Class) Option {
 
 // WithSafeToRetry replaces the function that says whether a request may be
 // sent again (default: SafeToRetry, the IAM method table). It must not be nil.
+// It also decides the RoundTripper's requests that map to no gRPC method,
+// named "VERB /path" as Attempt.Method reports them, with the *http.Request
+// as req (do not read its Body; GetBody gives a copy).
 func WithSafeToRetry(f func(method string, req any) bool) Option {
 	return func(c *config) {
 		if f == nil {

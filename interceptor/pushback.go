@@ -10,6 +10,9 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+
+	"github.com/iamretry/iamretry/codes"
+	grpccodes "google.golang.org/grpc/codes"
 )
 
 // PushbackTrailer is the trailer of gRPC's retry design (gRFC A6) in which
@@ -112,4 +115,51 @@ func trailerPushback(md metadata.MD) (time.Duration, pushbackState) {
 		return maxDuration, pushbackWait
 	}
 	return time.Duration(ms) * time.Millisecond, pushbackWait
+}
+
+// quotaRejection reports whether err is a definite rejection for quota
+// (RESOURCE_EXHAUSTED, HTTP 429) that carries the server's delay: a
+// RetryInfo, or over REST a Retry-After (j.floor). The server did not act,
+// so, as an opted-in NOT_FOUND, it may be retried even when the request is
+// unsafe to send again.
+func quotaRejection(j *job, err error) bool {
+	if codes.CodeOf(err) != grpccodes.ResourceExhausted {
+		return false
+	}
+	if _, ok := retryInfoDelay(err); ok {
+		return true
+	}
+	if hasJSONRetryInfo(restDetails(err)) {
+		return true // a RetryInfo of delay 0
+	}
+	if _, ok := errRetryAfter(err, time.Time{}); ok {
+		return true
+	}
+	if j.floor != nil {
+		_, ok := j.floor()
+		return ok
+	}
+	return false
+}
+
+// errRetryAfter reads the Retry-After header of the response the first
+// *googleapi.Error in err's chain was built from (it keeps the headers), so
+// that Retrier.Do and an Updater over a REST client wait at least that
+// long, as the RoundTripper does. A date is counted from now.
+func errRetryAfter(err error, now time.Time) (time.Duration, bool) {
+	var ge *googleapi.Error
+	if !errors.As(err, &ge) || ge.Header == nil {
+		return 0, false
+	}
+	return retryAfter(ge.Header.Get("Retry-After"), now)
+}
+
+// restDetails returns the JSON details of the first *googleapi.Error in
+// err's chain.
+func restDetails(err error) []any {
+	var ge *googleapi.Error
+	if errors.As(err, &ge) {
+		return ge.Details
+	}
+	return nil
 }

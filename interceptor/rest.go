@@ -24,7 +24,10 @@ import (
 // request http.NewRequest builds from a bytes or strings reader has it, and
 // the discovery and GAPIC clients build theirs that way). A request with a
 // body and no GetBody is buffered once, before its first attempt, so that
-// it can be sent again.
+// it can be sent again, only when it may be replayed and only up to
+// MaxReplayBody; a request that will never be replayed (unsafe to send
+// again, DisableContext, WithMaxAttempts(1), or owned by Do or an Updater)
+// goes to base with its body as it came, streamed.
 //
 // Any other response, or an error from base, is decided as the interceptor
 // decides a failed gRPC call:
@@ -32,7 +35,16 @@ import (
 //   - The class comes from the Retrier's classifier (codes.OfError by
 //     default), given the *googleapi.Error that googleapi.CheckResponse
 //     builds from the response (the JSON error body's status first, else the
-//     HTTP status).
+//     HTTP status). A 429 with a Retry-After (seconds or an HTTP date) is a
+//     429 with RetryInfo: Transient, its wait at least the header's delay.
+//   - An error from base that is a failure of the connection (refused,
+//     reset, closed before a response, unexpected EOF, net.ErrClosed, an
+//     HTTP/2 stream, GOAWAY or connection error, a transport timeout) is
+//     gRPC's UNAVAILABLE: the classifier gets, and the caller is returned,
+//     an error whose text and chain are base's (errors.Is finds
+//     syscall.ECONNRESET) and whose GRPCStatus is UNAVAILABLE. TLS
+//     certificate failures, context errors, an io.EOF another layer wrapped
+//     and any other error stay as base gave them (Permanent by default).
 //   - Whether a request may be sent again after an ambiguous failure (500,
 //     502, 503, 504) is asked of the safe-to-retry function (SafeToRetry by
 //     default) under the gRPC method the request transcodes to (the IAM
@@ -41,9 +53,15 @@ import (
 //     host), with the request message read from the JSON body where the
 //     answer depends on it (a setIamPolicy is safe only with an etag and a
 //     mask that is empty or names etag). A request that maps to no method
-//     goes by HTTP semantics: GET and HEAD are safe, nothing else is.
+//     is asked under its "VERB /path" with the *http.Request as req (the
+//     default, SafeToRetry, says GET and HEAD are safe, nothing else is).
 //     Attempt.Method is that gRPC method, or "VERB /path" when there is
-//     none.
+//     none; WithSafeToRetry and WithClassifier see the same name. Two
+//     failures are retried whatever the method: a dial failure (*net.OpError
+//     with Op "dial", a DNS error, ECONNREFUSED: the request never left the
+//     client, which its error type proves, so no httptrace is needed) and a
+//     429 with a delay (RetryInfo or Retry-After: a definite rejection, as
+//     an opted-in 404 is).
 //   - The wait is at least what the server asks for: a Retry-After header
 //     (seconds or an HTTP date) and a google.rpc.RetryInfo in the error's
 //     details. WithPushback (a gRPC trailer) does not apply to HTTP.
@@ -51,7 +69,10 @@ import (
 //     request's context was made with RetryNotFoundContext; no failure of a
 //     request whose context was made with DisableContext is retried.
 //   - A request whose context is owned by Retrier.Do or a policy Updater
-//     (they mark it) passes straight through: its owner retries it.
+//     (they mark it) passes straight through: its owner retries it, and
+//     reads a connection failure as UNAVAILABLE and an attempt cut by
+//     WithPerAttemptTimeout as DEADLINE_EXCEEDED, both Transient, as it
+//     reads them over gRPC.
 //
 // Each retry is a clone of the request with its body replayed (GetBody, or
 // the buffer) and the AttemptMetadataKey header carrying the retry's number;
@@ -60,7 +81,12 @@ import (
 // from the start. When the request's context ends during a wait, the wait
 // ends at once and RoundTrip returns an error that wraps the context's error
 // and the last attempt's *googleapi.Error. With WithPerAttemptTimeout each
-// attempt runs under that timeout until its response body is closed.
+// attempt runs under that timeout until its response body is closed; an
+// attempt it cuts while the request's context lives fails with an error
+// whose GRPCStatus is DEADLINE_EXCEEDED and that does not wrap
+// context.DeadlineExceeded (the caller's context did not end). An error
+// response whose Body is nil is an empty one; one whose body read fails
+// is returned with the bytes read, then that read's error.
 func (r *Retrier) RoundTripper(base http.RoundTripper) http.RoundTripper {
 	r.mustBeBuilt("Retrier.RoundTripper")
 	if base == nil {
@@ -123,8 +149,17 @@ type restCall struct {
 	req      *http.Request // the caller's, never changed
 	body     []byte        // the buffered body, when buffered
 	buffered bool
-	rule     restRule
-	mapped   bool
+	// once: the request is sent once, its body streamed as it came (it will
+	// never be replayed, or it is longer than MaxReplayBody); a failure
+	// that could be retried ends with Reason BodyNotReplayable.
+	once bool
+	// stream is the body of a once request whose head was read to measure
+	// it: those bytes, then the rest.
+	stream io.ReadCloser
+	rule   restRule
+	mapped bool
+	named  bool   // rule, mapped and name are set
+	name   string // Attempt.Method: the gRPC method, or "VERB /path"
 
 	last    *http.Response // the last attempt's response, its body restored
 	lastErr error          // the last attempt's error: a *googleapi.Error for a response
@@ -137,15 +172,25 @@ type restCall struct {
 // the rest stays readable in the returned response.
 const maxErrorBody = 1 << 20
 
-// first buffers a body without GetBody and runs the first attempt.
+// MaxReplayBody is the longest request body without GetBody that the
+// RoundTripper buffers so that it can send it again: 4 MiB, far above any
+// IAM request (a policy is at most 64 KiB). A longer body is streamed to
+// the transport as it comes and sent once: a failure that could have been
+// retried ends with Reason BodyNotReplayable. A request with GetBody (every
+// request the discovery and GAPIC clients build) is never buffered, whatever
+// its length.
+const MaxReplayBody = 4 << 20
+
+// first runs the first attempt of a request that needs a per-attempt
+// timeout or has a body without GetBody: such a body is buffered (up to
+// MaxReplayBody) when the request may be replayed, else streamed.
 func (c *restCall) first() (*http.Response, error) {
 	if hasBody(c.req) && c.req.GetBody == nil {
-		b, err := io.ReadAll(c.req.Body)
-		_ = c.req.Body.Close()
-		if err != nil {
+		if !c.mayReplay() {
+			c.once = true // sent as it is: nothing is read ahead
+		} else if err := c.buffer(); err != nil {
 			return nil, err
 		}
-		c.body, c.buffered = b, true
 	}
 	if err := c.attempt(c.req.Context(), 1, c.t.r.cfg.perAttempt); err == nil {
 		c.t.succeeded(c.req)
@@ -154,10 +199,69 @@ func (c *restCall) first() (*http.Response, error) {
 	return c.retry()
 }
 
+// mayReplay reports whether the request could ever be sent again: not
+// when retries are disabled for it (DisableContext, WithMaxAttempts(1)),
+// when an owner above retries it (it then makes a new request), or when it
+// is unsafe to send again (the safe-to-retry function, asked before the
+// first attempt: under the gRPC method it maps to, or its "VERB /path"). A
+// request whose safety depends on its body (a setIamPolicy) is read to
+// decide. An unsafe request is not buffered for the rare failures that are
+// retried whatever the method (a dial failure, a 429 with a delay, an
+// opted-in 404): those end with Reason BodyNotReplayable.
+func (c *restCall) mayReplay() bool {
+	ctx := c.req.Context()
+	if owned(ctx) || restFlagsOf(ctx)&restDisable != 0 || c.t.r.cfg.maxAttempts == 1 {
+		return false
+	}
+	c.mapName()
+	if c.mapped && c.rule.body != nil {
+		return true
+	}
+	if c.mapped {
+		return c.t.r.cfg.safe(c.rule.method, nil)
+	}
+	return c.t.r.cfg.safe(c.name, c.req)
+}
+
+// buffer reads the body, up to MaxReplayBody, so that it can be replayed;
+// a longer one is streamed (its head, then the rest) and sent once.
+func (c *restCall) buffer() error {
+	b, err := io.ReadAll(io.LimitReader(c.req.Body, MaxReplayBody+1))
+	if err != nil {
+		_ = c.req.Body.Close()
+		return err
+	}
+	if len(b) > MaxReplayBody {
+		c.once = true
+		c.stream = &restoredBody{Reader: io.MultiReader(bytes.NewReader(b), c.req.Body), orig: c.req.Body}
+		return nil
+	}
+	_ = c.req.Body.Close()
+	c.body, c.buffered = b, true
+	return nil
+}
+
+// mapName sets the gRPC method the request maps to and Attempt.Method.
+func (c *restCall) mapName() {
+	if c.named {
+		return
+	}
+	c.named = true
+	c.rule, c.mapped = restMethod(c.req.Method, c.req.URL.Host, c.req.URL.EscapedPath())
+	c.name = c.rule.method
+	if !c.mapped {
+		c.name = c.req.Method + " " + c.req.URL.Path
+	}
+}
+
 // failed takes the failed first attempt of the fast path.
 func (c *restCall) failed(resp *http.Response, err error) (*http.Response, error) {
 	if owned(c.req.Context()) {
-		return resp, err
+		if err != nil {
+			// The owner above classifies it: as the same failure over gRPC.
+			return resp, wrapTransport(err)
+		}
+		return resp, nil
 	}
 	if c.absorb(resp, err) == nil {
 		c.t.succeeded(c.req)
@@ -174,11 +278,8 @@ func (c *restCall) retry() (*http.Response, error) {
 		return c.last, c.transportErr()
 	}
 	cfg := &c.t.r.cfg
-	c.rule, c.mapped = restMethod(c.req.Method, c.req.URL.Host, c.req.URL.EscapedPath())
-	name := c.rule.method
-	if !c.mapped {
-		name = c.req.Method + " " + c.req.URL.Path
-	}
+	c.mapName()
+	name := c.name
 	var start time.Time
 	if cfg.deadline > 0 && cfg.perAttempt > 0 {
 		start = cfg.clock.Now()
@@ -196,6 +297,7 @@ func (c *restCall) retry() (*http.Response, error) {
 		floor:         c.floor,
 		again:         c.again,
 		start:         start,
+		once:          c.once,
 	}
 	if cfg.perAttempt > 0 {
 		j.cut = func() bool { return c.cut }
@@ -275,6 +377,11 @@ func (c *restCall) attempt(ctx context.Context, n int, d time.Duration) error {
 	resp, err := c.t.base.RoundTrip(req)
 	if err != nil {
 		c.cut = own.ranOut(ctx, err)
+		if c.cut {
+			// The Retrier's own timeout, not the caller's: DEADLINE_EXCEEDED,
+			// as gRPC reports it, transient to an owner above too.
+			err = &attemptTimeoutError{d: d, err: err}
+		}
 		return c.absorb(nil, err)
 	}
 	resp.Body = &cancelBody{ReadCloser: resp.Body, cancel: cancel}
@@ -289,7 +396,7 @@ func (c *restCall) attempt(ctx context.Context, n int, d time.Duration) error {
 // request returns the request of attempt n: the caller's for a first
 // attempt that needs nothing else, else a clone with the body replayed.
 func (c *restCall) request(ctx context.Context, n int) (*http.Request, error) {
-	if n == 1 && !c.buffered && ctx == c.req.Context() {
+	if n == 1 && !c.buffered && c.stream == nil && ctx == c.req.Context() {
 		return c.req, nil
 	}
 	req := c.req.Clone(ctx)
@@ -300,6 +407,8 @@ func (c *restCall) request(ctx context.Context, n int) (*http.Request, error) {
 		req.Header.Set(AttemptMetadataKey, strconv.Itoa(n-1))
 	}
 	switch {
+	case c.stream != nil:
+		req.Body = c.stream
 	case c.buffered:
 		req.Body = io.NopCloser(bytes.NewReader(c.body))
 		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(c.body)), nil }
@@ -317,10 +426,21 @@ func (c *restCall) request(ctx context.Context, n int) (*http.Request, error) {
 // absorb takes in an attempt's outcome: a response below 400 is a success;
 // any other response is read (up to maxErrorBody), its body restored for
 // the caller, and turned into the *googleapi.Error the engine classifies.
+//
+// An error from base that is a failure of the connection becomes a
+// *transportError (UNAVAILABLE). A nil Body (net/http allows it from a
+// custom transport) is an empty one. A body whose read fails gives the
+// caller that error once the bytes read before it are consumed. (The
+// *googleapi.Error keeps the response's headers: codes.OfError reads a
+// 429's Retry-After as RetryInfo.)
 func (c *restCall) absorb(resp *http.Response, err error) error {
 	if err != nil {
+		err = wrapTransport(err)
 		c.last, c.lastErr = nil, err
 		return err
+	}
+	if resp.Body == nil {
+		resp.Body = http.NoBody
 	}
 	c.last, c.lastErr = resp, nil
 	if resp.StatusCode < 400 {
@@ -330,7 +450,7 @@ func (c *restCall) absorb(resp *http.Response, err error) error {
 	b, rerr := io.ReadAll(io.LimitReader(orig, maxErrorBody))
 	if rerr != nil {
 		_ = orig.Close()
-		resp.Body = io.NopCloser(bytes.NewReader(b))
+		resp.Body = &failedBody{r: bytes.NewReader(b), err: rerr}
 	} else {
 		resp.Body = &restoredBody{Reader: io.MultiReader(bytes.NewReader(b), orig), orig: orig}
 	}
@@ -340,9 +460,20 @@ func (c *restCall) absorb(resp *http.Response, err error) error {
 
 // safe says whether the request may be sent again after an ambiguous
 // failure (the engine asks only then).
+//
+// A request that never left the client (its dial failed) is safe whatever
+// its method. One that maps to no gRPC method is asked of the safe-to-retry
+// function under its "VERB /path" with the *http.Request as req (the
+// default, SafeToRetry, says GET and HEAD).
 func (c *restCall) safe() bool {
+	if isNotSent(c.lastErr) || c.stream != nil {
+		// Never sent; or a body too long to buffer: it cannot be sent
+		// again whatever its safety (the engine ends with
+		// BodyNotReplayable).
+		return true
+	}
 	if !c.mapped {
-		return c.req.Method == http.MethodGet || c.req.Method == http.MethodHead
+		return c.t.r.cfg.safe(c.name, c.req)
 	}
 	var req any
 	if c.rule.body != nil {
@@ -364,6 +495,8 @@ func (c *restCall) bodyBytes() ([]byte, bool) {
 		return c.body, true
 	case !hasBody(c.req):
 		return nil, true
+	case c.req.GetBody == nil:
+		return nil, false // streamed: not known
 	}
 	rc, err := c.req.GetBody()
 	if err != nil {
@@ -408,13 +541,27 @@ func retryAfter(v string, now time.Time) (time.Duration, bool) {
 	return 0, false
 }
 
+// retryInfoType is the @type of a google.rpc.RetryInfo in a JSON error body.
+const retryInfoType = "type.googleapis.com/google.rpc.RetryInfo"
+
+// hasJSONRetryInfo reports whether the details of a JSON error body hold a
+// google.rpc.RetryInfo, whatever its delay.
+func hasJSONRetryInfo(details []any) bool {
+	for _, d := range details {
+		if m, ok := d.(map[string]any); ok && m["@type"] == retryInfoType {
+			return true
+		}
+	}
+	return false
+}
+
 // jsonRetryInfo finds a google.rpc.RetryInfo in the details of a JSON error
 // body, as Google's REST APIs write it:
 // {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "2s"}.
 func jsonRetryInfo(details []any) (time.Duration, bool) {
 	for _, d := range details {
 		m, ok := d.(map[string]any)
-		if !ok || m["@type"] != "type.googleapis.com/google.rpc.RetryInfo" {
+		if !ok || m["@type"] != retryInfoType {
 			continue
 		}
 		s, _ := m["retryDelay"].(string)
@@ -440,6 +587,23 @@ type restoredBody struct {
 }
 
 func (b *restoredBody) Close() error { return b.orig.Close() }
+
+// failedBody is an error response's body whose read failed: the bytes read
+// before the failure, then the read's error.
+type failedBody struct {
+	r   *bytes.Reader
+	err error
+}
+
+func (b *failedBody) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if err == io.EOF {
+		err = b.err
+	}
+	return n, err
+}
+
+func (b *failedBody) Close() error { return nil }
 
 // cancelBody ends an attempt's per-attempt context when its body is closed.
 type cancelBody struct {

@@ -130,6 +130,9 @@ type job struct {
 	floor func() (time.Duration, bool)
 	// again runs attempt n (n >= 2) and returns its error.
 	again func(ctx context.Context, n int) error
+	// once: the request cannot be sent again (the REST face streamed its
+	// body): a failure that would be retried ends with BodyNotReplayable.
+	once bool
 	// judge, when set, classifies an attempt's error before the Retrier's
 	// classifier does; ok false leaves err to the classifier. The
 	// visibility wait (visible.go) uses it for what only it retries.
@@ -221,7 +224,7 @@ func (r *Retrier) end(ctx context.Context, j *job, a *Attempt, retries int, wait
 // during an attempt that failed transiently.
 func givesUp(a *Attempt) bool {
 	switch a.Reason {
-	case Unsafe, MaxAttempts, DeadlineReached, ContextDeadline, BudgetExhausted, ServerPushback:
+	case Unsafe, MaxAttempts, DeadlineReached, ContextDeadline, BudgetExhausted, ServerPushback, BodyNotReplayable:
 		return true
 	case ContextDone:
 		return isInterrupted(a.Err) || a.Class == codes.Transient
@@ -256,7 +259,11 @@ func (r *Retrier) decide(ctx context.Context, j *job, err error) (codes.Class, R
 	switch class {
 	case codes.Transient:
 		// An ambiguous outcome: the server may have acted. Only a request
-		// that is safe to send again is retried.
+		// that is safe to send again is retried, unless the failure is a
+		// definite rejection (quota, with the server's delay).
+		if quotaRejection(j, err) {
+			break
+		}
 		if j.safe != nil {
 			if !j.safe() {
 				return class, Unsafe
@@ -276,6 +283,9 @@ func (r *Retrier) decide(ctx context.Context, j *job, err error) (codes.Class, R
 		}
 	default:
 		return class, NotRetryable
+	}
+	if j.once {
+		return class, BodyNotReplayable
 	}
 	return class, Retry
 }
@@ -332,6 +342,9 @@ func (r *Retrier) schedule(ctx context.Context, j *job, start, now time.Time, n 
 	}
 	if d, ok := retryInfoDelay(a.Err); ok && d > wait {
 		wait = d
+	}
+	if d, ok := errRetryAfter(a.Err, now); ok && d > wait {
+		wait = d // a REST error's Retry-After, under Do or an Updater too
 	}
 	if j.floor != nil {
 		if d, ok := j.floor(); ok && d > wait {

@@ -248,7 +248,7 @@ func TestNotFoundOptIn(t *testing.T) {
 
 func TestNotRetried(t *testing.T) {
 	for _, c := range []grpccodes.Code{grpccodes.Aborted, grpccodes.PermissionDenied, grpccodes.InvalidArgument,
-		grpccodes.FailedPrecondition, grpccodes.ResourceExhausted, grpccodes.Unauthenticated, grpccodes.Unknown, grpccodes.AlreadyExists} {
+		grpccodes.FailedPrecondition, grpccodes.ResourceExhausted, grpccodes.Unauthenticated, grpccodes.DataLoss, grpccodes.AlreadyExists} {
 		h := newHarness(t)
 		s := &script{errs: fail(c, 3)}
 		err := h.call(context.Background(), s, getPolicy, nil)

@@ -61,6 +61,9 @@ import (
 //   - google.longrunning.Operations, which polls the long-running operations
 //     of v2's writes (GetOperation), is safe: its reads and waits read, and
 //     Cancel and Delete set the one operation they name to one state.
+//   - A REST request the RoundTripper maps to no gRPC method is named
+//     "VERB /path" (as Attempt.Method reports it): GET and HEAD are safe,
+//     nothing else is (req is then its *http.Request).
 //   - Any other method is not safe, and neither is a malformed method name (no
 //     leading slash, an empty service or method name).
 //
@@ -74,6 +77,11 @@ import (
 // change the answer, pass a function of your own with WithSafeToRetry; it can
 // call SafeToRetry for the methods it does not decide itself.
 func SafeToRetry(method string, req any) bool {
+	if verb, path, ok := strings.Cut(method, " "); ok && verb != "" && strings.HasPrefix(path, "/") {
+		// A REST request that maps to no gRPC method (the RoundTripper's
+		// "VERB /path"): HTTP's safe methods.
+		return verb == "GET" || verb == "HEAD"
+	}
 	// "/" service "/" name, both non-empty, nothing else.
 	if len(method) < 4 || method[0] != '/' {
 		return false
