@@ -8,9 +8,11 @@
 //
 //	r, err := interceptor.New() // the Retrier your clients' interceptor uses
 //	if err != nil { ... }
-//	client, err := interceptor.NewClient(ctx, r, admin.NewIamClient) // or iamv1.Roles(discoveryService)
+//	client, err := admin.NewIamClient(ctx,
+//		option.WithGRPCDialOption(grpc.WithChainUnaryInterceptor(r.UnaryClientInterceptor())))
 //	if err != nil { ... }
-//	u, err := role.NewUpdater(client, r)
+//	if err := interceptor.DisableGAXRetries(client.CallOptions); err != nil { ... }
+//	u, err := role.NewUpdater(client, r) // or role.NewUpdater(iamv1.Roles(discoveryService), r)
 //	if err != nil { ... }
 //	got, err := u.Update(ctx, "projects/my-project/roles/deployer",
 //		role.AddPermissions("run.services.update"),
