@@ -82,3 +82,23 @@ type changeError struct {
 
 func (e *changeError) Error() string { return fmt.Sprintf("change %d: %v", e.n, e.err) }
 func (e *changeError) Unwrap() error { return e.err }
+
+// endedError is the error of an Update whose context had ended before it
+// started: its gRPC code is the context's (CANCELED or DEADLINE_EXCEEDED)
+// and it wraps the context's error and cause.
+type endedError struct{ err, cause error }
+
+func (e *endedError) Error() string {
+	return fmt.Sprintf("%v before the update started; nothing was sent", e.cause)
+}
+
+func (e *endedError) Unwrap() []error {
+	if e.cause == e.err {
+		return []error{e.err}
+	}
+	return []error{e.err, e.cause}
+}
+
+func (e *endedError) GRPCStatus() *status.Status {
+	return status.New(status.FromContextError(e.err).Code(), e.Error())
+}

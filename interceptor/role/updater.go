@@ -153,8 +153,10 @@ func isNil(c Client) bool {
 // (status.Code(err) works, also for a REST client's errors; a
 // FAILED_PRECONDITION found to be a conflict is reported as ABORTED). When
 // ctx ends during a wait, the error has ctx's code and wraps the last
-// error. Update runs on the caller's goroutine: a panic in a Change or in
-// the Client reaches its caller.
+// error; a ctx that has ended already sends nothing and gives an error
+// that wraps ctx's error and cause, with its code. Update runs on the
+// caller's goroutine: a panic in a Change or in the Client reaches its
+// caller.
 func (u *Updater) Update(ctx context.Context, name string, changes ...Change) (*adminpb.Role, error) {
 	if err := checkName(name); err != nil {
 		return nil, wrap(name, err)
@@ -163,6 +165,9 @@ func (u *Updater) Update(ctx context.Context, name string, changes ...Change) (*
 		if c == nil {
 			return nil, wrap(name, invalid("Update: change %d of %d is nil", i+1, len(changes)))
 		}
+	}
+	if ctx.Err() != nil {
+		return nil, wrap(name, &endedError{err: ctx.Err(), cause: context.Cause(ctx)})
 	}
 	t := &rmw{c: u.c, name: name, changes: slices.Clone(changes)}
 	role, err := interceptor.Transact(ctx, u.r, interceptor.ReadModifyWrite[*adminpb.Role]{

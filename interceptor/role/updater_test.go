@@ -360,3 +360,89 @@ func TestNewUpdaterRefusesBadInput(t *testing.T) {
 		t.Error("a typed nil Client was accepted")
 	}
 }
+
+// TestStaleEtagAsFailedPrecondition: where a stale etag is answered
+// FAILED_PRECONDITION, a fresh read that shows the etag moved makes it a
+// conflict, rerun from the read; with the etag unmoved it is the server's
+// refusal, returned at once.
+func TestStaleEtagAsFailedPrecondition(t *testing.T) {
+	for _, k := range kinds {
+		t.Run(k.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.createRole(t, "run.services.get")
+			e.srv.SetStaleEtagCode(codes.FailedPrecondition)
+			ctx := context.Background()
+			rec := &recorder{Client: k.client(e)}
+			rec.beforeWrite = func(n int) {
+				if n != 1 {
+					return
+				}
+				cur, err := e.admin.GetRole(ctx, &adminpb.GetRoleRequest{Name: roleName}, gax.WithRetry(nil))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if _, err := e.admin.UpdateRole(ctx, &adminpb.UpdateRoleRequest{Name: roleName,
+					Role:       &adminpb.Role{Etag: cur.Etag, Title: "other writer"},
+					UpdateMask: &fieldmaskpb.FieldMask{Paths: []string{"title"}}}, gax.WithRetry(nil)); err != nil {
+					t.Error(err)
+				}
+			}
+			u := e.updater(t, rec)
+			if _, err := u.Update(ctx, roleName, role.AddPermissions("run.services.update")); err != nil {
+				t.Fatal(err)
+			}
+			stored := e.srv.CustomRole(roleName)
+			if stored.Title != "other writer" || !slices.Equal(stored.IncludedPermissions, []string{"run.services.get", "run.services.update"}) {
+				t.Fatalf("stored %v", stored)
+			}
+			if as := e.takeAttempts(); len(as) != 2 || as[0].Class.String() != "Conflict" || status.Code(as[0].Err) != codes.Aborted {
+				t.Fatalf("attempts %+v", as)
+			}
+
+			// The server's own FAILED_PRECONDITION, etag unmoved: returned.
+			e.srv.FailNext(iamtest.MethodUpdateRole, 1, codes.FailedPrecondition)
+			_, err := u.Update(ctx, roleName, role.AddPermissions("run.services.list"))
+			if status.Code(err) != codes.FailedPrecondition {
+				t.Fatalf("got %v, want FAILED_PRECONDITION", err)
+			}
+		})
+	}
+}
+
+// TestChangePanicReachesCaller: Update runs on the caller's goroutine, so a
+// Change's panic is the caller's, with nothing written.
+func TestChangePanicReachesCaller(t *testing.T) {
+	e := newEnv(t)
+	e.createRole(t, "run.services.get")
+	u := e.updater(t, e.admin)
+	func() {
+		defer func() {
+			if v := recover(); v != "boom" {
+				t.Fatalf("recovered %v, want boom", v)
+			}
+		}()
+		u.Update(context.Background(), roleName, func(*adminpb.Role) (bool, error) { panic("boom") })
+		t.Fatal("Update returned")
+	}()
+	if n, _ := e.calls(iamtest.MethodUpdateRole); n != 0 {
+		t.Fatalf("%d UpdateRole calls, want none", n)
+	}
+}
+
+// TestCancelledContext: an Update whose context has ended sends nothing
+// and reports the context's code, wrapping its error.
+func TestCancelledContext(t *testing.T) {
+	e := newEnv(t)
+	e.createRole(t, "run.services.get")
+	u := e.updater(t, e.admin)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := u.Update(ctx, roleName, role.AddPermissions("run.services.update"))
+	if status.Code(err) != codes.Canceled || !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v (code %v), want CANCELED wrapping context.Canceled", err, status.Code(err))
+	}
+	if n := e.srv.CountCalls(iamtest.AnyMethod); n != 0 {
+		t.Fatalf("%d calls sent", n)
+	}
+}
