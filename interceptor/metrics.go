@@ -36,9 +36,16 @@ const (
 // instruments' grpc.method).
 const updateMethod = "iamretry.policy/Update"
 
+// roleUpdateMethod is role.UpdateMethod (the custom-role Updater; the role
+// tests check that the two agree through the instruments' grpc.method).
+const roleUpdateMethod = "iamretry.role/Update"
+
 // transactMethods are the Methods of this library's read-modify-writes
 // (Transact): grpc.method values of their own.
-var transactMethods = map[string]bool{updateMethod: true}
+var transactMethods = map[string]bool{
+	updateMethod:     true,
+	roleUpdateMethod: true,
+}
 
 // otherMethod is grpc.method for a method that is not one of the generated
 // IAM methods (gRFC A66), so that the attribute's cardinality stays bounded.
@@ -82,7 +89,8 @@ var (
 // generates on its services (".../Projects/GetIamPolicy", the first
 // MaxMixinMethods of them); for a REST
 // request, the gRPC method it maps to; policy.UpdateMethod for an Updater
-// (its writes are its SetIamPolicy calls); the Method of a Transact when it
+// (its writes are its SetIamPolicy calls) and role.UpdateMethod for a
+// custom-role Updater (its UpdateRole calls); the Method of a Transact when it
 // is one of this library's read-modify-writes; and "other" for anything
 // else (a name given to Retrier.Do or Transact among them), so
 // that cardinality stays bounded (gRFC A66); grpc.status, the code's name

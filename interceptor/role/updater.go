@@ -1,0 +1,328 @@
+package role
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+
+	"cloud.google.com/go/iam/admin/apiv1/adminpb"
+	gax "github.com/googleapis/gax-go/v2"
+	grpccodes "google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/fieldmaskpb"
+
+	"github.com/iamretry/iamretry/interceptor"
+)
+
+// UpdateMethod is the Method of the Attempts an Updater reports (and the
+// method its classifier is given), and the grpc.method of its metrics: the
+// read-modify-write as a whole, whose role is in Attempt.Resource.
+const UpdateMethod = "iamretry.role/Update"
+
+// noGAXRetry is passed on every call the Updater makes: the Updater owns
+// its retries, and the admin client's own would multiply them.
+var noGAXRetry = gax.WithRetry(nil)
+
+// Updater changes custom roles by read-modify-write, retried as Google's
+// IAM guidance says. It is safe for concurrent use and holds no resources
+// (no Close). Concurrent Updates of one role are not coalesced: each runs
+// its own read-modify-write, and those that meet a concurrent change run
+// again from the read.
+type Updater struct {
+	c         Client
+	r         *interceptor.Retrier
+	conflicts interceptor.ConflictBackoff
+}
+
+// Option configures what only an Updater has (everything else is the
+// Retrier's, given to NewUpdater). A nil Option is refused.
+type Option func(*config)
+
+type config struct {
+	conflicts interceptor.ConflictBackoff
+	errs      []error
+}
+
+// WithConflictBackoff chooses the schedule of the reruns after a concurrent
+// change (default interceptor.SpreadConflicts; interceptor.DocumentedConflicts
+// reruns on the Retrier's Backoff, as after a transient failure). An unknown
+// value is refused by NewUpdater with an error naming it.
+func WithConflictBackoff(s interceptor.ConflictBackoff) Option {
+	return func(c *config) {
+		if s != interceptor.SpreadConflicts && s != interceptor.DocumentedConflicts {
+			c.errs = append(c.errs, fmt.Errorf("WithConflictBackoff(%v): unknown schedule; use interceptor.SpreadConflicts or interceptor.DocumentedConflicts", s))
+			return
+		}
+		c.conflicts = s
+	}
+}
+
+// NewUpdater returns an Updater that reads and writes custom roles through
+// c and runs each read-modify-write on r (interceptor.Transact), sharing
+// r's backoff, retry deadline, attempt cap, budget, clock, random source,
+// observers, logger, meter and per-attempt timeout (which bounds each
+// GetRole and UpdateRole call) with every other face of r. Observers see
+// one Attempt per failed read-modify-write, with Method UpdateMethod and
+// Resource the role's name. Reruns after a conflict follow
+// WithConflictBackoff's schedule and never count toward r's attempt cap.
+// r's 404 opt-in (WithRetryNotFound, RetryNotFoundContext) reruns a read of
+// a role not visible yet (one just created). A nil c, a nil r or one not
+// built by interceptor.New, and invalid options give an error naming each,
+// and no Updater.
+func NewUpdater(c Client, r *interceptor.Retrier, opts ...Option) (*Updater, error) {
+	var cfg config
+	if isNil(c) {
+		cfg.errs = append(cfg.errs, errors.New("NewUpdater needs a Client (an admin.IamClient, iamv1.Roles, ...); got nil"))
+	}
+	switch {
+	case r == nil:
+		cfg.errs = append(cfg.errs, errors.New("NewUpdater needs the *interceptor.Retrier it runs on; got nil (build one with interceptor.New)"))
+	case !built(r):
+		cfg.errs = append(cfg.errs, errors.New("NewUpdater: the Retrier was not built by interceptor.New (a zero Retrier has no schedule, clock or budget): build it with interceptor.New"))
+	}
+	for i, o := range opts {
+		if o == nil {
+			cfg.errs = append(cfg.errs, fmt.Errorf("NewUpdater: option %d of %d is nil", i+1, len(opts)))
+			continue
+		}
+		o(&cfg)
+	}
+	if len(cfg.errs) > 0 {
+		for i, e := range cfg.errs {
+			cfg.errs[i] = fmt.Errorf("iamretry/role: %w", e)
+		}
+		return nil, errors.Join(cfg.errs...)
+	}
+	return &Updater{c: c, r: r, conflicts: cfg.conflicts}, nil
+}
+
+// built reports whether r was built by interceptor.New: each method of a
+// Retrier that was not panics, naming New.
+func built(r *interceptor.Retrier) (ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	r.Backoff()
+	return true
+}
+
+func isNil(c Client) bool {
+	if c == nil {
+		return true
+	}
+	v := reflect.ValueOf(c)
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan:
+		return v.IsNil()
+	}
+	return false
+}
+
+// Update applies the changes, in order, to the custom role name
+// (projects/PROJECT_ID/roles/ID or organizations/ORG_ID/roles/ID) and
+// returns the role as it stands after them: the role written, or the role
+// read when nothing changed (then nothing is written). With no changes it
+// is a retried read.
+//
+// It reads the role (GetRole), applies the changes to a copy and, when a
+// field changed, writes it (UpdateRole) with the etag read and an
+// update_mask naming exactly the fields whose value changed, among title,
+// description, included_permissions and stage. A concurrent change
+// (ABORTED, or FAILED_PRECONDITION when a fresh read shows the etag moved)
+// or a transient failure of the read or the write runs it all again from
+// the read, never the write alone, after the Retrier's backoff (the
+// conflict schedule after a conflict), within its deadline and ctx. The
+// changes are rerun on each fresh read, so they must be idempotent (see
+// Change).
+//
+// Refused, with nothing written: a predefined role (ErrPredefined,
+// INVALID_ARGUMENT) and a malformed name (INVALID_ARGUMENT), before any
+// call; a nil Change (INVALID_ARGUMENT), before any call; a deleted role
+// (ErrDeleted, FAILED_PRECONDITION) and a Change's error (wrapped, errors.Is
+// works), after the read. IAM's refusals (a permission it does not know, a
+// title too long: INVALID_ARGUMENT; a role that does not exist: NOT_FOUND,
+// rerun only with the 404 opt-in) are returned at once.
+//
+// Errors name the role and keep the gRPC status of their cause
+// (status.Code(err) works, also for a REST client's errors; a
+// FAILED_PRECONDITION found to be a conflict is reported as ABORTED). When
+// ctx ends during a wait, the error has ctx's code and wraps the last
+// error; a ctx that has ended already sends nothing and gives an error
+// that wraps ctx's error and cause, with its code. Update runs on the
+// caller's goroutine: a panic in a Change or in the Client reaches its
+// caller.
+func (u *Updater) Update(ctx context.Context, name string, changes ...Change) (*adminpb.Role, error) {
+	if err := checkName(name); err != nil {
+		return nil, wrap(name, err)
+	}
+	for i, c := range changes {
+		if c == nil {
+			return nil, wrap(name, invalid("Update: change %d of %d is nil", i+1, len(changes)))
+		}
+	}
+	if ctx.Err() != nil {
+		return nil, wrap(name, &endedError{err: ctx.Err(), cause: context.Cause(ctx)})
+	}
+	t := &rmw{c: u.c, name: name, changes: slices.Clone(changes)}
+	role, err := interceptor.Transact(ctx, u.r, interceptor.ReadModifyWrite[*adminpb.Role]{
+		Method:    UpdateMethod,
+		Resource:  name,
+		Read:      t.readRole,
+		Modify:    t.modify,
+		Write:     t.write,
+		Etag:      func(r *adminpb.Role) string { return string(r.GetEtag()) },
+		Conflicts: u.conflicts,
+	})
+	if err != nil {
+		return nil, wrap(name, err)
+	}
+	return role, nil
+}
+
+// checkName refuses a predefined role and a name that is not a custom
+// role's.
+func checkName(name string) error {
+	if strings.HasPrefix(name, "roles/") {
+		return &refusal{err: ErrPredefined, code: grpccodes.InvalidArgument}
+	}
+	parts := strings.Split(name, "/")
+	if len(parts) != 4 || (parts[0] != "projects" && parts[0] != "organizations") ||
+		parts[1] == "" || parts[2] != "roles" || parts[3] == "" {
+		return invalid("%q is not a custom role's name: expected projects/PROJECT_ID/roles/ID or organizations/ORG_ID/roles/ID", name)
+	}
+	return nil
+}
+
+// rmw is one Update's read-modify-write: the Read, Modify and Write of its
+// interceptor.Transact.
+type rmw struct {
+	c       Client
+	name    string
+	changes []Change
+	read    *adminpb.Role // the role the last Modify was given
+	paths   []string      // the fields the last Modify changed
+}
+
+func (t *rmw) readRole(ctx context.Context) (*adminpb.Role, error) {
+	r, err := t.c.GetRole(ctx, &adminpb.GetRoleRequest{Name: t.name}, noGAXRetry)
+	if err != nil {
+		return nil, err
+	}
+	if r == nil {
+		return nil, status.Error(grpccodes.Internal, "GetRole answered no role")
+	}
+	return r, nil
+}
+
+// modify refuses a deleted role, runs the changes on a copy of the role
+// read and returns the copy and whether a field differs from the read.
+func (t *rmw) modify(read *adminpb.Role) (*adminpb.Role, bool, error) {
+	if read.GetDeleted() {
+		return nil, false, &refusal{err: ErrDeleted, code: grpccodes.FailedPrecondition}
+	}
+	t.read = read
+	work := proto.Clone(read).(*adminpb.Role)
+	for i, c := range t.changes {
+		if _, err := c(work); err != nil {
+			return nil, false, &changeError{n: i + 1, err: err}
+		}
+		if f := fixedField(read, work); f != "" {
+			return nil, false, &changeError{n: i + 1, err: invalid(
+				"it changed the role's %s; a Change may change title, description, included_permissions and stage only", f)}
+		}
+	}
+	t.paths = changedPaths(read, work)
+	if len(t.paths) == 0 {
+		return read, false, nil
+	}
+	return work, true, nil
+}
+
+// fixedField names a field a Change must not touch that differs between
+// read and work, or returns "".
+func fixedField(read, work *adminpb.Role) string {
+	switch {
+	case work.GetName() != read.GetName():
+		return "name"
+	case string(work.GetEtag()) != string(read.GetEtag()):
+		return "etag"
+	case work.GetDeleted() != read.GetDeleted():
+		return "deleted"
+	}
+	return ""
+}
+
+// changedPaths names the fields whose value differs, in the order of the
+// Role message (included_permissions compared as a set).
+func changedPaths(read, work *adminpb.Role) []string {
+	var paths []string
+	if work.GetTitle() != read.GetTitle() {
+		paths = append(paths, "title")
+	}
+	if work.GetDescription() != read.GetDescription() {
+		paths = append(paths, "description")
+	}
+	if !samePermissions(work.GetIncludedPermissions(), read.GetIncludedPermissions()) {
+		paths = append(paths, "included_permissions")
+	}
+	if work.GetStage() != read.GetStage() {
+		paths = append(paths, "stage")
+	}
+	return paths
+}
+
+func samePermissions(a, b []string) bool {
+	for _, p := range a {
+		if !slices.Contains(b, p) {
+			return false
+		}
+	}
+	for _, p := range b {
+		if !slices.Contains(a, p) {
+			return false
+		}
+	}
+	return true
+}
+
+// write sends the changed fields of work with the etag read and the mask
+// naming them.
+func (t *rmw) write(ctx context.Context, work *adminpb.Role) (*adminpb.Role, error) {
+	r, err := t.c.UpdateRole(ctx, updateRequest(t.name, t.read, work, t.paths), noGAXRetry)
+	if err != nil {
+		return nil, err
+	}
+	if r == nil {
+		return nil, status.Error(grpccodes.Internal, "UpdateRole answered no role")
+	}
+	return r, nil
+}
+
+// updateRequest builds the UpdateRole request: the role's name, the fields
+// of paths from work, the etag of read, and paths as the update_mask.
+func updateRequest(name string, read, work *adminpb.Role, paths []string) *adminpb.UpdateRoleRequest {
+	out := &adminpb.Role{Name: name, Etag: read.GetEtag()}
+	for _, p := range paths {
+		switch p {
+		case "title":
+			out.Title = work.GetTitle()
+		case "description":
+			out.Description = work.GetDescription()
+		case "included_permissions":
+			out.IncludedPermissions = slices.Clone(work.GetIncludedPermissions())
+		case "stage":
+			out.Stage = work.GetStage()
+		}
+	}
+	return &adminpb.UpdateRoleRequest{
+		Name:       name,
+		Role:       out,
+		UpdateMask: &fieldmaskpb.FieldMask{Paths: slices.Clone(paths)},
+	}
+}
