@@ -17,9 +17,10 @@ import (
 // The batching layer: the outer one. Each resource being updated has a
 // queue and one committer goroutine. An Update appends a waiter to the
 // queue and starts the committer if none runs. The committer takes every
-// waiter queued at that moment as one batch, hands the batch's changes to
-// the read-modify-write (rmw.go, which knows nothing of this layer), hands
-// each waiter its result, and starts over with whatever queued meanwhile;
+// waiter queued at that moment as one batch (a waiter marked solo, from a
+// split batch, alone), hands the batch's changes to the read-modify-write
+// (rmw.go, which knows nothing of this layer), hands each waiter its
+// result, and starts over with whatever queued meanwhile;
 // it ends, and the queue is dropped, when nothing is queued. So no call
 // waits for a timer, a call that arrives during a read-modify-write joins
 // the next one, and the number of writes is about the number of times the

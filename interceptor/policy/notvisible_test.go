@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"cloud.google.com/go/iam/apiv1/iampb"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/iamretry/iamretry/interceptor"
 	"github.com/iamretry/iamretry/interceptor/policy"
