@@ -59,8 +59,8 @@ type rmw struct {
 	// visible yet, is given the indexes of the changes that do not grant
 	// it (maybe none): the batching layer runs them elsewhere, at once, and
 	// stops waiting for this read-modify-write, which goes on with the
-	// changes that grant the member (they wait for it, or fail). Nil: the
-	// changes that do not grant it fail with the refusal too.
+	// changes that grant the member (they wait for it, or fail). Nil:
+	// nothing is handed back; every change waits or fails alike.
 	hand func(others []int)
 }
 
