@@ -217,12 +217,11 @@ func (t *rmw) notVisible(err error) bool {
 	}
 	var grants, others []int
 	for i := range t.changes {
-		if !t.mine(i) {
-			continue
-		}
-		if slices.ContainsFunc(t.out[i].grants, func(m string) bool { return names(words, m) }) {
-			grants = append(grants, i)
-		} else {
+		switch {
+		case t.handed[i]:
+		case slices.ContainsFunc(t.out[i].grants, func(m string) bool { return names(words, m) }):
+			grants = append(grants, i) // withdrawn meanwhile or not: the write granted it
+		case !t.changes[i].withdrawn():
 			others = append(others, i)
 		}
 	}
