@@ -38,7 +38,7 @@ const updateMethod = "iamretry.policy/Update"
 
 // transactMethods are the Methods of this library's read-modify-writes
 // (Transact): grpc.method values of their own.
-var transactMethods = map[string]bool{updateMethod: true}
+var transactMethods = map[string]bool{updateMethod: true, "iamretry.deny/Update": true} // and deny.UpdateMethod (its tests check the two agree)
 
 // otherMethod is grpc.method for a method that is not one of the generated
 // IAM methods (gRFC A66), so that the attribute's cardinality stays bounded.
