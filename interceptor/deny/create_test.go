@@ -2,9 +2,14 @@ package deny_test
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
+	iamv2 "cloud.google.com/go/iam/apiv2"
+	iampb "cloud.google.com/go/iam/apiv2/iampb"
+	gax "github.com/googleapis/gax-go/v2"
 	grpccodes "google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -91,5 +96,68 @@ func TestConcurrentCreates(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// deletingClient deletes the policy just before the first UpdatePolicy,
+// as a concurrent DeletePolicy between the read and the write would.
+type deletingClient struct {
+	deny.Client
+	srv  *iamtest.Server
+	done bool
+}
+
+func (c *deletingClient) UpdatePolicy(ctx context.Context, req *iampb.UpdatePolicyRequest, opts ...gax.CallOption) (*iamv2.UpdatePolicyOperation, error) {
+	if !c.done {
+		c.done = true
+		c.srv.SeedDenyPolicy(policyName, nil)
+	}
+	return c.Client.UpdatePolicy(ctx, req, opts...)
+}
+
+// TestCreateIfAbsentPolicyDeletedMeanwhile: with CreateIfAbsent, an update
+// of a policy deleted since the read (NOT_FOUND) is a conflict: the rerun
+// finds it absent and creates it with the rule. Without the opt-in, the
+// NOT_FOUND is returned.
+func TestCreateIfAbsentPolicyDeletedMeanwhile(t *testing.T) {
+	for _, create := range []bool{true, false} {
+		t.Run(fmt.Sprint("create=", create), func(t *testing.T) {
+			g := newRig(t, "grpc", nil)
+			g.seed(rule(0))
+			var opts []deny.Option
+			if create {
+				opts = append(opts, deny.CreateIfAbsent())
+			}
+			u, err := deny.NewUpdater(&deletingClient{Client: g.c, srv: g.srv}, g.r, append(opts, deny.WithPollClock(g.clock))...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = u.Update(context.Background(), policyName, deny.AddRule(rule(1)))
+			if !create {
+				if status.Code(err) != grpccodes.NotFound {
+					t.Fatalf("%v, want NOT_FOUND", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if g.count(rule(1)) != 1 || g.count(rule(0)) != 0 {
+				t.Fatalf("policy %v, want the new one holding rule 1 alone", g.srv.DenyPolicy(policyName))
+			}
+		})
+	}
+}
+
+// TestCreateIfAbsentRefusesBadPolicyID: a policy ID CreatePolicy would
+// refuse is refused before any call when CreateIfAbsent could create it.
+func TestCreateIfAbsentRefusesBadPolicyID(t *testing.T) {
+	g := newRig(t, "grpc", nil, deny.CreateIfAbsent())
+	_, err := g.u.Update(context.Background(), "policies/cloudresourcemanager.googleapis.com%2Fprojects%2Fp/denypolicies/Bad_ID", deny.AddRule(rule(1)))
+	if status.Code(err) != grpccodes.InvalidArgument || !strings.Contains(err.Error(), "policy ID") {
+		t.Fatalf("%v", err)
+	}
+	if n := g.srv.CountCalls(iamtest.AnyMethod); n != 0 {
+		t.Fatalf("%d calls", n)
 	}
 }

@@ -218,6 +218,12 @@ func isNil(c Client) bool {
 // there, or removing one that is not, changes nothing, so every change
 // lands exactly once.
 //
+// The wait for an operation is bounded by ctx and by r's per-attempt
+// timeout (which bounds each write with its wait: a wait it cuts off is a
+// transient failure, followed by a fresh read), not by r's retry deadline,
+// which counts from a failure: IAM does not say how long its operations
+// take, so give ctx a deadline.
+//
 // With CreateIfAbsent, a policy that does not exist is created holding the
 // rules the changes add; when they add none, nothing is created and Update
 // returns nil, nil.
