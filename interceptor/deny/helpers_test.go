@@ -12,7 +12,9 @@ import (
 	iampb "cloud.google.com/go/iam/apiv2/iampb"
 	"google.golang.org/api/option"
 	"google.golang.org/grpc"
+	grpccodes "google.golang.org/grpc/codes"
 
+	"github.com/iamretry/iamretry/codes"
 	"github.com/iamretry/iamretry/iamtest"
 	"github.com/iamretry/iamretry/interceptor"
 	"github.com/iamretry/iamretry/interceptor/deny"
@@ -125,3 +127,5 @@ func (g *rig) applied(m iamtest.Method) int {
 	}
 	return n
 }
+
+func isCode(err error, c grpccodes.Code) bool { return codes.CodeOf(err) == c }
