@@ -48,10 +48,7 @@ type Rule struct {
 // proto returns r as the PolicyRule it is written as, its lists without
 // repeats (first occurrence kept).
 func (r Rule) proto() *iampb.PolicyRule {
-	var cond *expr.Expr
-	if r.Condition != nil {
-		cond = proto.Clone(r.Condition).(*expr.Expr)
-	}
+	cond := cloneExpr(r.Condition)
 	return &iampb.PolicyRule{
 		Description: r.Description,
 		Kind: &iampb.PolicyRule_DenyRule{DenyRule: &iampb.DenyRule{
@@ -64,8 +61,8 @@ func (r Rule) proto() *iampb.PolicyRule {
 	}
 }
 
-// RuleOf returns the Rule a PolicyRule read from IAM holds, and false when
-// it holds no deny rule.
+// RuleOf returns the Rule a PolicyRule read from IAM holds (a copy: p is
+// not shared), and false when it holds no deny rule.
 func RuleOf(p *iampb.PolicyRule) (Rule, bool) {
 	d := p.GetDenyRule()
 	if d == nil {
@@ -77,7 +74,7 @@ func RuleOf(p *iampb.PolicyRule) (Rule, bool) {
 		ExceptionPrincipals:  slices.Clone(d.GetExceptionPrincipals()),
 		DeniedPermissions:    slices.Clone(d.GetDeniedPermissions()),
 		ExceptionPermissions: slices.Clone(d.GetExceptionPermissions()),
-		Condition:            d.GetDenialCondition(),
+		Condition:            cloneExpr(d.GetDenialCondition()),
 	}, true
 }
 
@@ -95,6 +92,13 @@ func (r Rule) Equal(o Rule) bool {
 func (r Rule) matches(p *iampb.PolicyRule) bool {
 	o, ok := RuleOf(p)
 	return ok && r.Equal(o)
+}
+
+func cloneExpr(e *expr.Expr) *expr.Expr {
+	if e == nil {
+		return nil
+	}
+	return proto.Clone(e).(*expr.Expr)
 }
 
 func sameCondition(a, b *expr.Expr) bool {
@@ -208,9 +212,7 @@ func newChange(add bool, r Rule) Change {
 	c.rule.ExceptionPrincipals = slices.Clone(r.ExceptionPrincipals)
 	c.rule.DeniedPermissions = slices.Clone(r.DeniedPermissions)
 	c.rule.ExceptionPermissions = slices.Clone(r.ExceptionPermissions)
-	if r.Condition != nil {
-		c.rule.Condition = proto.Clone(r.Condition).(*expr.Expr)
-	}
+	c.rule.Condition = cloneExpr(r.Condition)
 	return c
 }
 
