@@ -128,8 +128,8 @@ func contend(t *testing.T, tr string, n int, seed int64, faultRate, lostRate flo
 func TestConcurrentWriters(t *testing.T) {
 	for _, tr := range transports {
 		t.Run(tr, func(t *testing.T) {
-			run := contend(t, tr, 8, 7, 0.2, 0.15, 3*time.Second)
-			t.Logf("%s: %d writers: %.2f writes per writer, all landed after %v", tr, 8, float64(run.writes)/8, run.allLanded.Round(time.Millisecond))
+			run := contend(t, tr, 10, 7, 0.2, 0.15, 3*time.Second)
+			t.Logf("%s: %d writers: %.2f writes per writer, all landed after %v", tr, 10, float64(run.writes)/10, run.allLanded.Round(time.Millisecond))
 		})
 	}
 }
