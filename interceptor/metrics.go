@@ -42,9 +42,14 @@ const roleUpdateMethod = "iamretry.role/Update"
 
 // transactMethods are the Methods of this library's read-modify-writes
 // (Transact): grpc.method values of their own.
+// denyUpdateMethod is deny.UpdateMethod (the deny-policy Updater; its tests
+// check that the two agree).
+const denyUpdateMethod = "iamretry.deny/Update"
+
 var transactMethods = map[string]bool{
 	updateMethod:     true,
 	roleUpdateMethod: true,
+	denyUpdateMethod: true,
 }
 
 // otherMethod is grpc.method for a method that is not one of the generated
@@ -89,7 +94,7 @@ var (
 // generates on its services (".../Projects/GetIamPolicy", the first
 // MaxMixinMethods of them); for a REST
 // request, the gRPC method it maps to; policy.UpdateMethod for an Updater
-// (its writes are its SetIamPolicy calls) and role.UpdateMethod for a
+// (its writes are its SetIamPolicy calls), deny.UpdateMethod for a deny-policy Updater and role.UpdateMethod for a
 // custom-role Updater (its UpdateRole calls); the Method of a Transact when it
 // is one of this library's read-modify-writes; and "other" for anything
 // else (a name given to Retrier.Do or Transact among them), so
