@@ -179,23 +179,19 @@ func (c *restCall) retry() (*http.Response, error) {
 	if !c.mapped {
 		name = c.req.Method + " " + c.req.URL.Path
 	}
-	var start time.Time
-	if cfg.deadline > 0 && cfg.perAttempt > 0 {
-		start = cfg.clock.Now()
-		c.retryEnd = start.Add(cfg.deadline)
-	}
-	f := restFlagsOf(ctx)
 	j := &job{
-		method:        name,
-		deadline:      cfg.deadline,
-		maxAttempts:   cfg.maxAttempts,
-		checkSafe:     true,
-		disabled:      f&restDisable != 0,
-		retryNotFound: f&restNotFound != 0,
-		safe:          c.safe,
-		floor:         c.floor,
-		again:         c.again,
-		start:         start,
+		method:      name,
+		deadline:    cfg.deadline,
+		maxAttempts: cfg.maxAttempts,
+		checkSafe:   true,
+		safe:        c.safe,
+		floor:       c.floor,
+		again:       c.again,
+	}
+	applyKnobs(ctx, j) // DisableContext, RetryNotFoundContext, DeadlineContext, MaxAttemptsContext
+	if j.deadline > 0 && cfg.perAttempt > 0 {
+		j.start = cfg.clock.Now()
+		c.retryEnd = j.start.Add(j.deadline)
 	}
 	if cfg.perAttempt > 0 {
 		j.cut = func() bool { return c.cut }
