@@ -161,7 +161,7 @@ func (r *Retrier) stackCheck(ctx context.Context, j *job, now time.Time) {
 	first := false
 	if hit >= 0 {
 		t.entries[hit] = stackEntry{} // matched once; its give-up records it again
-		key := methodAttr(j.method) // bounded: unknown methods share "other"
+		key := methodAttr(j.method)   // bounded: unknown methods share "other"
 		if !t.reported[key] && len(t.reported) < stackMaxMethods {
 			if t.reported == nil {
 				t.reported = map[string]bool{}
@@ -218,7 +218,6 @@ func (r *Retrier) reportStacked(ctx context.Context, method string, first bool) 
 			"grpc.method", method)
 	}
 }
-
 
 // stackedCall counts one stacked retry of method.
 func (m *metrics) stackedCall(ctx context.Context, method string) {

@@ -379,7 +379,7 @@ type noCallOptions struct {
 }
 
 func (c *noCallOptions) Connection() *grpc.ClientConn { return c.conn }
-func (c *noCallOptions) Close() error                  { c.closed = true; return nil }
+func (c *noCallOptions) Close() error                 { c.closed = true; return nil }
 
 func TestNewClientBadInput(t *testing.T) {
 	g := newClientRig(t)
