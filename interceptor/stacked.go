@@ -35,7 +35,8 @@ import (
 //     context; a loop over other resources that shares one context is not
 //     a retry). A REST request has no request value to match (a GAPIC REST
 //     client builds a new one per attempt): only its context is matched.
-//     context.Background and context.TODO carry no identity and never match.
+//     context.Background and context.TODO carry no identity and never match
+//     (so over REST, a call under one of them is not seen).
 //
 // A stacked retry adds the span event iamretry.stacked to the call's span
 // and counts iamretry.client.call.stacked{grpc.method}; the first of each
