@@ -115,10 +115,13 @@ func NewClient[C any](ctx context.Context, r *Retrier, newClient func(context.Co
 // On a GAPIC REST client (one with CallOptions) gax's own retries are
 // turned off for every method, and of its LROClient, as DisableGAXRetries
 // does, and each method's gax timeout stops bounding the whole call (it
-// would cut r's retry deadline short); over REST it is not turned into a
-// per-attempt timeout: set WithPerAttemptTimeout on r for that. A discovery
-// service has no CallOptions and no retries of its own. The caller's
-// context still wins.
+// would cut r's retry deadline short): unless r has a per-attempt timeout
+// of its own (WithPerAttemptTimeout), the longest of them bounds each
+// attempt instead (the RoundTripper does not know a request's method
+// before it fails), so a hung attempt is still cut while r's deadline
+// governs the call; like gax's timeout, that costs a context per request.
+// A discovery service has no CallOptions, no retries and no timeouts of
+// its own. The caller's context still wins.
 //
 // Bad input gets an error naming it and no client (a client already built
 // is closed): a nil or unbuilt r, a nil newClient, option.WithGRPCConn in
@@ -149,7 +152,8 @@ func NewRESTClient[C any](ctx context.Context, r *Retrier, newClient func(contex
 		base = hc
 	}
 	hc := *base // a copy: the caller's client keeps its transport
-	hc.Transport = r.RoundTripper(base.Transport)
+	rt := r.RoundTripper(base.Transport).(*transport)
+	hc.Transport = rt
 	c, err := newClient(ctx, append(slices.Clip(opts), option.WithHTTPClient(&hc))...)
 	if err != nil {
 		return zero, err
@@ -163,9 +167,16 @@ func NewRESTClient[C any](ctx context.Context, r *Retrier, newClient func(contex
 		return zero, fmt.Errorf("iamretry: %s: %T is a gRPC client (its Connection() is not nil): use NewClient, which adds the interceptor", fn, c)
 	}
 	if _, ok := fieldOf(v, "CallOptions"); ok {
-		if _, err := wireGAX(fn, v, false); err != nil {
+		timeouts, err := wireGAX(fn, v, true)
+		if err != nil {
 			closeClient(v)
 			return zero, err
+		}
+		if r.cfg.perAttempt == 0 {
+			// Set before the client is handed out: no call has run yet.
+			for _, d := range timeouts {
+				rt.perAttempt = max(rt.perAttempt, d)
+			}
 		}
 	}
 	return c, nil

@@ -66,12 +66,16 @@ func (r *Retrier) RoundTripper(base http.RoundTripper) http.RoundTripper {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	return &transport{r: r, base: base}
+	return &transport{r: r, base: base, perAttempt: r.cfg.perAttempt}
 }
 
 type transport struct {
 	r    *Retrier
 	base http.RoundTripper
+	// perAttempt is each attempt's timeout: the Retrier's, or, for a
+	// client built by NewRESTClient on a Retrier without one, its gax
+	// timeout (client.go); 0: none.
+	perAttempt time.Duration
 }
 
 // RoundTrip implements http.RoundTripper.
@@ -84,7 +88,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if t.r.budget != nil {
 		t.r.budget.deposit()
 	}
-	if t.r.cfg.perAttempt > 0 || (hasBody(req) && req.GetBody == nil) {
+	if t.perAttempt > 0 || (hasBody(req) && req.GetBody == nil) {
 		c := &restCall{t: t, req: req}
 		return c.first()
 	}
@@ -147,7 +151,7 @@ func (c *restCall) first() (*http.Response, error) {
 		}
 		c.body, c.buffered = b, true
 	}
-	if err := c.attempt(c.req.Context(), 1, c.t.r.cfg.perAttempt); err == nil {
+	if err := c.attempt(c.req.Context(), 1, c.t.perAttempt); err == nil {
 		c.t.succeeded(c.req)
 		return c.last, nil
 	}
@@ -189,11 +193,11 @@ func (c *restCall) retry() (*http.Response, error) {
 		again:       c.again,
 	}
 	applyKnobs(ctx, j) // DisableContext, RetryNotFoundContext, DeadlineContext, MaxAttemptsContext
-	if j.deadline > 0 && cfg.perAttempt > 0 {
+	if j.deadline > 0 && c.t.perAttempt > 0 {
 		j.start = cfg.clock.Now()
 		c.retryEnd = j.start.Add(j.deadline)
 	}
-	if cfg.perAttempt > 0 {
+	if c.t.perAttempt > 0 {
 		j.cut = func() bool { return c.cut }
 	}
 	// A panic or runtime.Goexit in user code the engine calls (an
@@ -236,7 +240,7 @@ func (c *restCall) again(ctx context.Context, n int) error {
 		discard(c.last)
 		c.last = nil
 	}
-	d := c.t.r.cfg.perAttempt
+	d := c.t.perAttempt
 	if d > 0 && !c.retryEnd.IsZero() {
 		d = max(min(d, c.retryEnd.Sub(c.t.r.cfg.clock.Now())), time.Nanosecond)
 	}

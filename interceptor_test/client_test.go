@@ -9,7 +9,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"reflect"
 	"strings"
 	"sync"
@@ -481,4 +483,57 @@ func TestNewClientBadInput(t *testing.T) {
 			t.Fatalf("a Timeout longer than the deadline: %v", err)
 		}
 	})
+}
+
+// TestNewRESTClientPerAttemptTimeout: over REST the client's gax timeout
+// (here 50 ms, set by the constructor) bounds each attempt instead of the
+// whole call: a hung first attempt is cut and retried, and the call
+// succeeds.
+func TestNewRESTClientPerAttemptTimeout(t *testing.T) {
+	g := newClientRig(t)
+	var mu sync.Mutex
+	n := 0
+	fwd := g.srvREST(t)
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		mu.Lock()
+		n++
+		first := n == 1
+		mu.Unlock()
+		if first {
+			// Read the body, so the server watches the connection and
+			// ends the request's context when the client drops it.
+			_, _ = io.Copy(io.Discard, req.Body)
+			<-req.Context().Done() // hung until the client gives the attempt up
+			return
+		}
+		fwd.ServeHTTP(w, req)
+	}))
+	t.Cleanup(front.Close)
+	ctor := func(ctx context.Context, opts ...option.ClientOption) (*iamapi.IamPolicyClient, error) {
+		c, err := iamapi.NewIamPolicyRESTClient(ctx, opts...)
+		if err == nil {
+			to := gax.WithTimeout(50 * time.Millisecond)
+			c.CallOptions.GetIamPolicy = append(c.CallOptions.GetIamPolicy, to)
+			c.CallOptions.SetIamPolicy = append(c.CallOptions.SetIamPolicy, to)
+			c.CallOptions.TestIamPermissions = append(c.CallOptions.TestIamPermissions, to)
+		}
+		return c, err
+	}
+	ctx := context.Background()
+	c, err := interceptor.NewRESTClient(ctx, g.r, ctor, option.WithEndpoint(front.URL+"/"), option.WithoutAuthentication())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// A bound on the test only (real time), should the attempt never be cut.
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if _, err := c.GetIamPolicy(cctx, &iampb.GetIamPolicyRequest{Resource: "projects/p1"}); err != nil {
+		t.Fatalf("GetIamPolicy: %v; want success after the hung attempt was cut", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if n != 2 {
+		t.Fatalf("%d requests, want 2", n)
+	}
 }
