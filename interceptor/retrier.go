@@ -26,10 +26,12 @@ import (
 // an error, as it refuses a nil Retrier.
 type Retrier struct {
 	cfg    config
-	stack  stackTable // the stacked-layers detector (stacked.go)
-	budget *budget    // nil: no budget
-	m      *metrics   // nil: no MeterProvider (WithMeterProvider)
-	slow   bool       // every call takes interceptSlow: per-attempt timeout or pushback
+	budget *budget  // nil: no budget
+	m      *metrics // nil: no MeterProvider (WithMeterProvider)
+	slow   bool     // every call takes interceptSlow: per-attempt timeout or pushback
+	// stack is the stacked-layers detector (stacked.go): failure path only,
+	// kept last, away from what the success path reads.
+	stack stackTable
 }
 
 // New builds a Retrier from options applied over the defaults (the IAM
