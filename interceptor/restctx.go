@@ -59,6 +59,10 @@ func restFlagsOf(ctx context.Context) restFlags {
 // a concurrent change (ABORTED): those are the transaction itself. It is the
 // context form of Disable(), read only after a failure, so a call that
 // succeeds at once pays nothing for it.
+//
+// The context forms of an Update apply to its read-modify-write; when the
+// Updater coalesces concurrent Updates of one resource into one, that runs
+// under the context forms of the batch's first caller.
 func DisableContext(ctx context.Context) context.Context {
 	return withRESTFlag(ctx, restDisable)
 }
