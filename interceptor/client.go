@@ -110,7 +110,10 @@ func NewClient[C any](ctx context.Context, r *Retrier, newClient func(context.Co
 //     reach it: its default scopes and audience, self-signed JWTs, and the
 //     automatic selection of the mTLS endpoint from a client certificate
 //     (set option.WithEndpoint yourself where you need it). Credentials
-//     come from opts, or Application Default Credentials.
+//     come from opts, or Application Default Credentials. The options that
+//     client applies and a constructor refuses beside WithHTTPClient
+//     (option.WithQuotaProject, WithRequestReason, WithClientCertSource)
+//     are not passed on to the constructor.
 //
 // On a GAPIC REST client (one with CallOptions) gax's own retries are
 // turned off for every method, and of its LROClient, as DisableGAXRetries
@@ -154,7 +157,15 @@ func NewRESTClient[C any](ctx context.Context, r *Retrier, newClient func(contex
 	hc := *base // a copy: the caller's client keeps its transport
 	rt := r.RoundTripper(base.Transport).(*transport)
 	hc.Transport = rt
-	c, err := newClient(ctx, append(slices.Clip(opts), option.WithHTTPClient(&hc))...)
+	copts := slices.Clip(opts)
+	if given == nil {
+		// The client built from opts applies these; the constructor refuses
+		// them beside option.WithHTTPClient.
+		copts = slices.DeleteFunc(slices.Clone(opts), func(o option.ClientOption) bool {
+			return o != nil && builtInto[optionKind(o)]
+		})
+	}
+	c, err := newClient(ctx, append(copts, option.WithHTTPClient(&hc))...)
 	if err != nil {
 		return zero, err
 	}
@@ -180,6 +191,15 @@ func NewRESTClient[C any](ctx context.Context, r *Retrier, newClient func(contex
 		}
 	}
 	return c, nil
+}
+
+// builtInto are the options (by type name in package option) that the HTTP
+// client NewRESTClient builds from opts applies, and that a constructor
+// refuses beside option.WithHTTPClient: they are not passed on to it.
+var builtInto = map[string]bool{
+	"withQuotaProject":     true,
+	"withRequestReason":    true,
+	"withClientCertSource": true,
 }
 
 // checkClientArgs refuses what NewClient and NewRESTClient cannot use.

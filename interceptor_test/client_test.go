@@ -537,3 +537,4 @@ func TestNewRESTClientPerAttemptTimeout(t *testing.T) {
 		t.Fatalf("%d requests, want 2", n)
 	}
 }
+

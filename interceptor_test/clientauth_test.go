@@ -71,11 +71,12 @@ func TestNewRESTClientAuthenticated(t *testing.T) {
 
 	g := newClientRig(t)
 	var authMu sync.Mutex
-	var auths []string
+	var auths, quota []string
 	h := http.Handler(g.srvREST(t))
 	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		authMu.Lock()
 		auths = append(auths, req.Header.Get("Authorization"))
+		quota = append(quota, req.Header.Get("X-Goog-User-Project"))
 		authMu.Unlock()
 		h.ServeHTTP(w, req)
 	}))
@@ -85,6 +86,9 @@ func TestNewRESTClientAuthenticated(t *testing.T) {
 	svc, err := interceptor.NewRESTClient(ctx, g.r, iamv1.NewService,
 		option.WithEndpoint(front.URL+"/"),
 		option.WithAuthCredentialsFile(option.ServiceAccount, file),
+		// Applied by the built client, not passed to the constructor
+		// (which refuses it beside option.WithHTTPClient).
+		option.WithQuotaProject("billing-1"),
 	)
 	if err != nil {
 		t.Fatal(err)
@@ -106,6 +110,9 @@ func TestNewRESTClientAuthenticated(t *testing.T) {
 	for i, a := range auths {
 		if a != "Bearer test-token" {
 			t.Fatalf("attempt %d: Authorization %q, want the local server's token", i+1, a)
+		}
+		if quota[i] != "billing-1" {
+			t.Fatalf("attempt %d: X-Goog-User-Project %q, want billing-1", i+1, quota[i])
 		}
 	}
 	// The cloud-platform scope was asked for (opts named none): it is in the
