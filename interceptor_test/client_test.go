@@ -537,4 +537,3 @@ func TestNewRESTClientPerAttemptTimeout(t *testing.T) {
 		t.Fatalf("%d requests, want 2", n)
 	}
 }
-
