@@ -47,6 +47,8 @@ var (
 // Disable returns a call option that turns retries off for one call: its
 // first failure is returned as it is. On a cloud.google.com/go client pass it
 // through gax: client.GetIamPolicy(ctx, req, gax.WithGRPCOptions(interceptor.Disable())).
+// A gRPC call option is ignored by a REST client: DisableContext is the
+// form that works on every face and transport.
 func Disable() grpc.CallOption { return disableOpt }
 
 // RetryNotFound returns a call option that makes one call retry NOT_FOUND
@@ -55,6 +57,7 @@ func Disable() grpc.CallOption { return disableOpt }
 // consistent. The method must still be safe to retry. Do not pass it to a
 // delete: a delete replayed after a lost answer meets NOT_FOUND because it
 // succeeded, and would retry its own success until the deadline.
+// RetryNotFoundContext is the form that works on every face and transport.
 func RetryNotFound() grpc.CallOption { return notFoundOpt }
 
 // CallDeadline returns a call option that sets this call's retry deadline,
