@@ -29,6 +29,7 @@ const (
 	metricGaveUp     = "iamretry.client.call.gave_up"
 	metricWrites     = "iamretry.policy.update.writes"
 	metricConflicts  = "iamretry.policy.update.conflicts"
+	metricStacked    = "iamretry.client.call.stacked"
 )
 
 // updateMethod is policy.UpdateMethod (policy imports this package, not the
@@ -87,6 +88,7 @@ var (
 //	iamretry.client.call.gave_up      Int64Counter           {call}     calls that ended with a retryable error not retried, by iamretry.reason
 //	iamretry.policy.update.writes     Int64Counter           {write}    writes made by read-modify-writes (Transact, policy Updaters)
 //	iamretry.policy.update.conflicts  Int64Counter           {conflict} read-modify-writes rerun after a concurrent change
+//	iamretry.client.call.stacked      Int64Counter           {call}     calls a layer above retried after this Retrier had retried them and given up (see NewClient)
 //
 // Attributes: grpc.method, the method without its leading slash
 // ("google.iam.v1.IAMPolicy/GetIamPolicy") when it is one of the IAM
@@ -127,6 +129,7 @@ type metrics struct {
 	gaveUp    metric.Int64Counter
 	writes    metric.Int64Counter
 	conflicts metric.Int64Counter
+	stacked   metric.Int64Counter // stacked.go
 	calls     metric.Int64ObservableCounter
 
 	// cache maps a method string to its stats without hashing its bytes:
@@ -228,6 +231,10 @@ func makeMetrics(mp metric.MeterProvider) (*metrics, error) {
 	m.conflicts, err = meter.Int64Counter(metricConflicts,
 		metric.WithUnit("{conflict}"),
 		metric.WithDescription("Read-modify-writes rerun after a concurrent change."))
+	errs = append(errs, err)
+	m.stacked, err = meter.Int64Counter(metricStacked,
+		metric.WithUnit("{call}"),
+		metric.WithDescription("Calls a layer above retried after this library had retried them and given up (gax retries left on, a retry loop of the caller's own)."))
 	errs = append(errs, err)
 	m.calls, err = meter.Int64ObservableCounter(metricCalls,
 		metric.WithUnit("{call}"),
