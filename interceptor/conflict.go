@@ -35,7 +35,7 @@ const (
 	// or 5 writers the losers should rerun soon. A caller cannot tell the two
 	// apart at its first conflict (etags are opaque), so the first wait is
 	// heavy-tailed: most callers rerun within a few seconds, some wait long,
-	// and the herd thins out. The README's contention table gives the
+	// and the herd thins out. BENCHMARKS.md's contention table gives the
 	// figures beside the documented schedule's, and the schedules tried.
 	SpreadConflicts ConflictBackoff = iota
 	// DocumentedConflicts reruns after a conflict on the Retrier's Backoff,
@@ -43,7 +43,7 @@ const (
 	// attempt of the call): the guidance's min(2^n + random_fraction,
 	// maximum_backoff) by default. Under heavy contention
 	// (a hundred writers on one policy) some writers reach the deadline and
-	// lose their change; see the README's contention table.
+	// lose their change; see BENCHMARKS.md's contention table.
 	DocumentedConflicts
 )
 
