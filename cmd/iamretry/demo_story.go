@@ -145,7 +145,7 @@ func stepTransient(ctx context.Context, d *demo, s *stepState) error {
 	d.fake.FailNext(iamtest.MethodGetIamPolicy, 1, codes.Internal)
 	d.fake.FailNext(iamtest.MethodGetIamPolicy, 1, codes.DeadlineExceeded)
 	_, err := d.policy.GetIamPolicy(ctx, &iampb.GetIamPolicyRequest{Resource: demoPolicyResource})
-	d.returned(s, "", iamtest.MethodGetIamPolicy.String(), err, codes.OK)
+	d.returned(s, "", iamtest.MethodGetIamPolicy.String(), err)
 	s.outcome = fmt.Sprintf("%s after %s", codeName(status.Code(err)), plural(d.fake.CountCalls(iamtest.MethodGetIamPolicy)-1, "retry"))
 	s.outcome = strings.Replace(s.outcome, "retrys", "retries", 1)
 	return nil
@@ -166,7 +166,7 @@ func stepPropagation(ctx context.Context, d *demo, s *stepState) error {
 	d.note(s.n, "created "+sa.Email+"; reading it back at once, with gax.WithGRPCOptions(interceptor.RetryNotFound())")
 	_, err = d.admin.GetServiceAccount(ctx, &adminpb.GetServiceAccountRequest{Name: sa.Name},
 		gax.WithGRPCOptions(interceptor.RetryNotFound()))
-	d.returned(s, "", iamtest.MethodGetServiceAccount.String(), err, codes.OK)
+	d.returned(s, "", iamtest.MethodGetServiceAccount.String(), err)
 	notFound := callsOf(d.fake.Calls(), iamtest.MethodGetServiceAccount, codes.NotFound)
 	s.outcome = fmt.Sprintf("%s after %d NOT_FOUND", codeName(status.Code(err)), notFound)
 	return nil
@@ -179,7 +179,7 @@ func stepUnsafe(ctx context.Context, d *demo, s *stepState) error {
 	}
 	d.fake.FailNext(iamtest.MethodCreateServiceAccountKey, 1, codes.Unavailable)
 	_, err := d.admin.CreateServiceAccountKey(ctx, &adminpb.CreateServiceAccountKeyRequest{Name: d.account.Name})
-	d.returned(s, "", iamtest.MethodCreateServiceAccountKey.String(), err, codes.Unavailable)
+	d.returned(s, "", iamtest.MethodCreateServiceAccountKey.String(), err)
 	d.note(s.n, "why: each call mints a new private key. Had the first one committed and only its answer been lost, "+
 		"a retry would leave a live key that nobody holds. The caller decides: list the keys, create again if none was made.")
 	s.outcome = fmt.Sprintf("%s after %s", codeName(status.Code(err)), plural(d.fake.CountCalls(iamtest.MethodCreateServiceAccountKey), "call"))
@@ -219,7 +219,7 @@ func stepContention(ctx context.Context, d *demo, s *stepState) error {
 	})
 	landed := 0
 	for i := 1; i <= writers; i++ {
-		d.returned(s, fmt.Sprintf("writer-%d", i), policy.UpdateMethod, errs[i], codes.OK)
+		d.returned(s, fmt.Sprintf("writer-%d", i), policy.UpdateMethod, errs[i])
 		if errs[i] == nil {
 			landed++
 		}
@@ -252,7 +252,7 @@ func stepLostAnswer(ctx context.Context, d *demo, s *stepState) error {
 	d.note(s.n, "granting "+member+" "+role+" on "+d.account.Email+" (the admin API holds its policy); "+
 		"the fake will commit the write and then answer UNAVAILABLE")
 	_, err = u.Update(ctx, d.account.Name, policy.AddBinding(role, member))
-	d.returned(s, "", policy.UpdateMethod, err, codes.OK)
+	d.returned(s, "", policy.UpdateMethod, err)
 	s.show = append(s.show, shownPolicy{resource: d.account.Name, viaAdmin: true})
 	s.outcome = fmt.Sprintf("%s in %s", codeName(status.Code(err)), plural(d.fake.CountCalls(iamtest.MethodAdminSetIamPolicy), "write"))
 	return nil
@@ -264,7 +264,7 @@ func stepOutage(ctx context.Context, d *demo, s *stepState) error {
 	defer d.fake.ClearOutage(iamtest.AnyMethod)
 	d.note(s.n, "the fake is down for longer than the deadline; the retry deadline is "+fmtDur(interceptor.DefaultDeadline)+" from the first failure")
 	_, err := d.policy.GetIamPolicy(ctx, &iampb.GetIamPolicyRequest{Resource: demoPolicyResource})
-	d.returned(s, "", iamtest.MethodGetIamPolicy.String(), err, codes.Unavailable)
+	d.returned(s, "", iamtest.MethodGetIamPolicy.String(), err)
 	s.outcome = fmt.Sprintf("%s after %s", codeName(status.Code(err)), plural(d.fake.CountCalls(iamtest.MethodGetIamPolicy), "attempt"))
 	return nil
 }
@@ -293,7 +293,7 @@ func stepGrantNewAccount(ctx context.Context, d *demo, s *stepState) error {
 		return err
 	}
 	_, err = plain.Update(ctx, demoPolicyResource, policy.AddBinding(role, member))
-	d.returned(s, "plain", policy.UpdateMethod, err, codes.InvalidArgument)
+	d.returned(s, "plain", policy.UpdateMethod, err)
 	d.note(s.n, "without the opt-in the refusal comes back at once, and its message names the option")
 
 	optIn, err := d.updater(ctx, "opt-in", 310, interceptor.WithRetryNotFound())
@@ -302,10 +302,9 @@ func stepGrantNewAccount(ctx context.Context, d *demo, s *stepState) error {
 	}
 	before := callsOf(d.fake.Calls(), iamtest.MethodSetIamPolicy, codes.InvalidArgument)
 	_, err = optIn.Update(ctx, demoPolicyResource, policy.AddBinding(role, member))
-	d.returned(s, "opt-in", policy.UpdateMethod, err, codes.OK)
+	d.returned(s, "opt-in", policy.UpdateMethod, err)
 	s.show = append(s.show, shownPolicy{resource: demoPolicyResource})
 	refused := callsOf(d.fake.Calls(), iamtest.MethodSetIamPolicy, codes.InvalidArgument) - before
 	s.outcome = fmt.Sprintf("%s after %s", codeName(status.Code(err)), plural(refused, "refusal"))
 	return nil
 }
-

@@ -37,6 +37,7 @@ func (d *demo) peekPolicy(ctx context.Context, resource string, viaAdmin bool) *
 	}
 	return p
 }
+
 // observer reports every failed attempt with the Retrier's decision.
 func (d *demo) observer(who string) func(context.Context, interceptor.Attempt) {
 	return func(_ context.Context, a interceptor.Attempt) {

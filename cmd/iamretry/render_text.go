@@ -9,6 +9,8 @@ import (
 	"text/tabwriter"
 	"unicode/utf8"
 
+	"google.golang.org/grpc/codes"
+
 	"github.com/iamretry/iamretry/interceptor"
 	"github.com/iamretry/iamretry/interceptor/policy"
 )
@@ -225,9 +227,8 @@ func (r textRenderer) returned(b *strings.Builder, e returnedEvent) {
 		text += ": " + e.Error
 	}
 	color := cGreen
-	if !e.ok {
-		color = cRed
-		text += " (the guidance says it ends " + e.Want + ")"
+	if e.Code != codeName(codes.OK) {
+		color = cYellow
 	}
 	r.paragraph(b, color, "   → ", "     ", text)
 }
@@ -279,11 +280,11 @@ func writeSummaryTable(w *strings.Builder, s summary) {
 	}
 	tw.Flush() // into a strings.Builder: cannot fail
 	if s.OK {
-		w.WriteString("\nEvery call ended as Google's IAM retry guidance says it should.\n")
+		w.WriteString("\nEvery step ran to its end.\n")
 		w.WriteString("(The tests of cmd/iamretry check each step's claims from `iamretry demo --json`.)\n")
 		return
 	}
-	fmt.Fprintf(w, "\nFAIL: %d of %d steps did not end as the guidance says (see the ✗ lines above).\n", failed, len(s.Steps))
+	fmt.Fprintf(w, "\nFAIL: %d of %d steps did not run to their end (see the ✗ lines above).\n", failed, len(s.Steps))
 }
 
 // metrics draws the instruments' data points, one group per instrument,
