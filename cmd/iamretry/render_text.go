@@ -190,14 +190,16 @@ func (r textRenderer) attempt(b *strings.Builder, e attemptEvent) {
 }
 
 // callName is the timeline's name of a call: who made it (when the story
-// has several callers) and the method without its service:
-// "writer-2 SetIamPolicy", "policy.Update" (policy.UpdateMethod).
+// has several callers) and a gRPC method without its service, a
+// read-modify-write with its package: "writer-2 SetIamPolicy",
+// "policy.Update" (policy.UpdateMethod).
 func callName(who, method string) string {
 	name := method
-	if method == policy.UpdateMethod {
-		name = "policy.Update"
-	} else if i := strings.LastIndexByte(method, '/'); i >= 0 {
-		name = method[i+1:]
+	if svc, m, ok := methodParts(method); ok {
+		name = m
+		if !strings.HasPrefix(method, "/") { // not a gRPC call: an Updater's
+			name = svc + "." + m
+		}
 	}
 	if who != "" {
 		name = who + " " + name
@@ -333,16 +335,13 @@ func pointAttrs(p metricPoint) []string {
 }
 
 // shortGRPCMethod drops the package of an A66 method attribute:
-// "google.iam.v1.IAMPolicy/GetIamPolicy" -> "IAMPolicy/GetIamPolicy".
+// "google.iam.v1.IAMPolicy/GetIamPolicy" -> "IAMPolicy/GetIamPolicy". The
+// Updater's (policy.UpdateMethod) is shown whole.
 func shortGRPCMethod(m string) string {
-	svc, name, ok := strings.Cut(m, "/")
-	if !ok {
-		return m
+	if svc, name, ok := methodParts(m); ok && m != policy.UpdateMethod {
+		return svc + "/" + name
 	}
-	if i := strings.LastIndexByte(svc, '.'); i >= 0 && svc != "iamretry.policy" {
-		svc = svc[i+1:]
-	}
-	return svc + "/" + name
+	return m
 }
 
 // pointValue is a counter's value, or a histogram's count, sum and its
