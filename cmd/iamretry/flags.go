@@ -167,10 +167,15 @@ func checkMember(m string) error {
 	return usagef("--member %q: %s", m, strings.TrimPrefix(status.Convert(err).Message(), "iamretry/policy: "))
 }
 
+// memberForms points to the forms of a member: the library's table
+// (interceptor/policy/members.go) follows IAM's own list, and its errors,
+// which the CLI shows when it has no words of its own, name every form.
+const memberForms = "the forms of a member: https://cloud.google.com/iam/docs/principal-identifiers"
+
 // describeMember explains why a member the library refuses is malformed,
 // in the CLI's words; nil when it has no words for it.
 func describeMember(m string) error {
-	const want = "a member is user:EMAIL, serviceAccount:EMAIL, group:EMAIL, domain:DOMAIN, principal://..., principalSet://..., deleted:KIND:EMAIL?uid=ID, allUsers or allAuthenticatedUsers"
+	const want = memberForms
 	bad := func(why string) error { return usagef("--member %q: %s; %s", m, why, want) }
 	switch {
 	case m == "":
