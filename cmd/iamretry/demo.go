@@ -1,5 +1,12 @@
 package main
 
+// The runner of `iamretry demo`: the command and its flags, then each step
+// of the story in turn (its header, its events as they happen, the calls
+// the fake answered, the policies it shows, its result) and the summary.
+// The story is demo_story.go, the clients it calls through demo_wiring.go;
+// the renderers (render_*.go) draw the events, and the tests over
+// `demo --json` (demo_test.go) check what each step claims.
+
 import (
 	"context"
 	"flag"
@@ -250,6 +257,7 @@ func (d *demo) note(step int, text string) { d.ev.emit(noteEvent{Step: step, Tex
 // storySteps returns the steps the demo runs; tests replace it.
 var storySteps = demoSteps
 
+// bindingsOf is p's bindings as a policyEvent shows them.
 func bindingsOf(p *iampb.Policy) []bindingRecord {
 	out := []bindingRecord{}
 	for _, b := range p.GetBindings() {
