@@ -47,6 +47,8 @@ var (
 // Disable returns a call option that turns retries off for one call: its
 // first failure is returned as it is. On a cloud.google.com/go client pass it
 // through gax: client.GetIamPolicy(ctx, req, gax.WithGRPCOptions(interceptor.Disable())).
+// A gRPC call option is ignored by a REST client: DisableContext is the
+// form that works on every face and transport.
 func Disable() grpc.CallOption { return disableOpt }
 
 // RetryNotFound returns a call option that makes one call retry NOT_FOUND
@@ -58,6 +60,7 @@ func Disable() grpc.CallOption { return disableOpt }
 // failures of such a method are still never retried. Do not pass it to a
 // delete: a delete replayed after a lost answer meets NOT_FOUND because it
 // succeeded, and would retry its own success until the deadline.
+// RetryNotFoundContext is the form that works on every face and transport.
 func RetryNotFound() grpc.CallOption { return notFoundOpt }
 
 // CallDeadline returns a call option that sets this call's retry deadline,
@@ -72,7 +75,9 @@ func RetryNotFound() grpc.CallOption { return notFoundOpt }
 // call whose context has none, so it cuts a longer CallDeadline short. Lift
 // it by giving the call a context with a deadline of your own
 // (context.WithTimeout(ctx, 6*time.Minute)): gax applies its timeout only to
-// a context without one. Or pass gax.WithTimeout(d) with the call.
+// a context without one. Or pass gax.WithTimeout(d) with the call. A client
+// built by NewClient has no such timeout: it is each attempt's instead.
+// DeadlineContext is the form of this option for every face.
 //
 // A negative d fails the call at once with INVALID_ARGUMENT naming the
 // option, before anything is sent. On a connection without the interceptor
@@ -86,6 +91,7 @@ func CallDeadline(d time.Duration) grpc.CallOption {
 // retries, 0 means no cap (the deadline rules). A negative n fails the call
 // at once with INVALID_ARGUMENT naming the option, before anything is sent.
 // On a connection without the interceptor the option does nothing.
+// MaxAttemptsContext is the form of this option for every face.
 func CallMaxAttempts(n int) grpc.CallOption {
 	return &callOption{kind: callMaxAttempts, n: n, early: n < 0}
 }
@@ -101,7 +107,10 @@ func CallMaxAttempts(n int) grpc.CallOption {
 // options cost a call that succeeds at once no allocation). A negative d
 // fails the call at once with INVALID_ARGUMENT naming the option, before
 // anything is sent. On a connection without the interceptor the option does
-// nothing.
+// nothing. It has no context form (unlike Disable, RetryNotFound,
+// CallDeadline and CallMaxAttempts): it applies to the first attempt, so a
+// context form would cost every call a context lookup on the success path.
+// Over REST, WithPerAttemptTimeout sets one for every request.
 func CallPerAttemptTimeout(d time.Duration) grpc.CallOption {
 	// 0 needs the first attempt only on a Retrier with a per-attempt
 	// timeout of its own, and such a Retrier reads every call's options

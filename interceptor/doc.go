@@ -12,30 +12,31 @@
 //
 // # Use
 //
-// Build a Retrier once and add its interceptor to any cloud.google.com/go
-// client as a dial option, then turn the client's own gax retries off so
-// that one layer retries:
+// Build a Retrier once and wire each client to it with one call:
 //
 //	r, err := interceptor.New(interceptor.WithDeadline(2 * time.Minute))
 //	if err != nil { ... }
-//	c, err := admin.NewIamClient(ctx,
-//		option.WithGRPCDialOption(grpc.WithChainUnaryInterceptor(r.UnaryClientInterceptor())))
-//	if err != nil { ... }
-//	if err := interceptor.DisableGAXRetries(c.CallOptions); err != nil { ... }
+//	c, err := interceptor.NewClient(ctx, r, admin.NewIamClient, opts...)
 //
-// REST clients (the google.golang.org/api discovery clients, GAPIC
-// NewRESTClients) get the same engine as an http.RoundTripper, put around
-// the authenticated transport: option.WithHTTPClient(&http.Client{Transport:
-// r.RoundTripper(auth)}). DisableContext and RetryNotFoundContext are its
-// per-request options. Retrier.Do retries a step of your own that is safe
-// to repeat; policy changes go through the policy package's Updater, built
-// on Transact, the retried read-modify-write of any object guarded by an
-// etag (custom roles, deny policies, objects of your own).
+// NewClient adds the interceptor as a dial option, turns the client's own
+// gax retries off (one layer retries) and turns each method's gax timeout
+// into a per-attempt timeout, so that r's deadline governs the call.
+// NewRESTClient does the same for REST clients (GAPIC NewXxxRESTClient, the
+// google.golang.org/api discovery clients' NewService): the same engine as
+// an http.RoundTripper around the client's transport (Retrier.RoundTripper,
+// for a client built by hand). A client built by hand needs the dial option
+// and DisableGAXRetries. Retrier.Do retries a step of your own that is safe
+// to repeat; policy changes go through the policy package's Updater,
+// built on Transact, the retried read-modify-write of any object guarded by
+// an etag (custom roles, deny policies, objects of your own).
 //
-// Per call, Disable() turns retries off, RetryNotFound() opts into 404
-// retries, and CallDeadline, CallMaxAttempts and CallPerAttemptTimeout
-// replace the Retrier's limits for that call; pass them through
-// gax.WithGRPCOptions.
+// Per call, on every face and transport, the context forms DisableContext
+// (no retries), RetryNotFoundContext (404 retries), DeadlineContext and
+// MaxAttemptsContext (the retry deadline and attempt cap) apply; they are
+// read only after a failure. On gRPC calls, Disable(), RetryNotFound(),
+// CallDeadline, CallMaxAttempts and CallPerAttemptTimeout say the same
+// through gax.WithGRPCOptions, and win over a context form; the per-call
+// per-attempt timeout is gRPC-only.
 //
 // After creating something, WaitVisible reads it until several reads in a
 // row succeed (default 3), retrying NOT_FOUND and, only there and only
@@ -65,8 +66,16 @@
 // # Retry at one layer
 //
 // cloud.google.com/go clients retry some methods themselves through gax; an
-// interceptor under them multiplies attempts. Turn gax's retries off for the
-// methods this package retries (DisableGAXRetries).
+// interceptor under them multiplies attempts. NewClient and NewRESTClient
+// turn gax's retries off; for a client built by hand, DisableGAXRetries.
+// When a layer above still retries a call the Retrier retried and gave up
+// on, the Retrier notices on the failure path (the same context, or the
+// same request value within seconds) and reports it: the span event
+// iamretry.stacked, the counter iamretry.client.call.stacked{grpc.method},
+// and once per method a Warn through WithLogger naming the fix. It cannot
+// see a layer that retries only after a success, or with a fresh context
+// and a fresh request value; over REST (a new request per attempt) only the
+// context is matched, so a call under context.Background is not seen.
 //
 // One owner per call: Retrier.Do, WaitVisible, Transact and the policy Updater own the retries of
 // what they run. They mark the context they run it with, and the

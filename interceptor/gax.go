@@ -13,7 +13,10 @@ var gaxOptionsType = reflect.TypeFor[[]gax.CallOption]()
 
 // DisableGAXRetries turns off the retries that a cloud.google.com/go (GAPIC)
 // client makes on its own through gax, so that the interceptor is the only
-// layer that retries. Retries stacked on retries multiply: the IAM admin
+// layer that retries. NewClient and NewRESTClient do this for you (and
+// turn gax's timeouts into per-attempt timeouts); use DisableGAXRetries on
+// a client built by hand. Forgotten, it is reported (the package doc's
+// "Retry at one layer"). Retries stacked on retries multiply: the IAM admin
 // client retries seven methods on UNAVAILABLE and DEADLINE_EXCEEDED (below),
 // and each of its attempts would run the interceptor's whole schedule.
 //

@@ -47,7 +47,7 @@ func (r *Retrier) intercept(ctx context.Context, method string, req, reply any, 
 		r.budget.deposit()
 	}
 	if r.slow || hasEarlyOption(opts) {
-		return r.interceptSlow(ctx, method, req, reply, cc, invoker, opts)
+		return r.interceptSlow(ctx, method, req, reply, cc, invoker, opts, 0)
 	}
 	err := invoker(ctx, method, req, reply, cc, opts...)
 	if err == nil {
@@ -71,7 +71,10 @@ func (r *Retrier) intercept(ctx context.Context, method string, req, reply any, 
 // allocations on every call: a context and timer per attempt, or a
 // trailer). The other per-call options are read only once an attempt
 // failed (grpcCall.retry).
-func (r *Retrier) interceptSlow(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts []grpc.CallOption) error {
+//
+// def is the method's per-attempt timeout where the Retrier has none (a
+// client built by NewClient: the method's gax timeout); 0: none.
+func (r *Retrier) interceptSlow(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts []grpc.CallOption, def time.Duration) error {
 	set := readCallOptions(opts)
 	if set.invalid != nil {
 		if r.m != nil {
@@ -80,6 +83,9 @@ func (r *Retrier) interceptSlow(ctx context.Context, method string, req, reply a
 		return set.invalid
 	}
 	perAttempt := r.cfg.perAttempt
+	if perAttempt == 0 {
+		perAttempt = def
+	}
 	if set.hasPerAttempt {
 		perAttempt = set.perAttempt
 	}
@@ -165,11 +171,12 @@ func (g *grpcCall) retry(ctx context.Context, err error) error {
 		again:         g.again,
 	}
 	if set.hasDeadline {
-		j.deadline = set.deadline
+		j.deadline, j.pinDeadline = set.deadline, true
 	}
 	if set.hasMaxAttempts {
-		j.maxAttempts = set.maxAttempts
+		j.maxAttempts, j.pinMaxAttempts = set.maxAttempts, true
 	}
+	applyKnobs(ctx, j) // the context forms, before the deadline is used here
 	if j.deadline > 0 && g.perAttempt > 0 {
 		j.start = c.clock.Now()
 		g.retryEnd = j.start.Add(j.deadline)

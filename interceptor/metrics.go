@@ -30,6 +30,7 @@ const (
 	metricGaveUp     = "iamretry.client.call.gave_up"
 	metricWrites     = "iamretry.policy.update.writes"
 	metricConflicts  = "iamretry.policy.update.conflicts"
+	metricStacked    = "iamretry.client.call.stacked"
 )
 
 // updateMethod is policy.UpdateMethod (policy imports this package, not the
@@ -43,9 +44,14 @@ const roleUpdateMethod = "iamretry.role/Update"
 
 // transactMethods are the Methods of this library's read-modify-writes
 // (Transact): grpc.method values of their own.
+// denyUpdateMethod is deny.UpdateMethod (the deny-policy Updater; its tests
+// check that the two agree).
+const denyUpdateMethod = "iamretry.deny/Update"
+
 var transactMethods = map[string]bool{
 	updateMethod:     true,
 	roleUpdateMethod: true,
+	denyUpdateMethod: true,
 }
 
 // otherMethod is grpc.method for a method that is not one of the generated
@@ -83,6 +89,7 @@ var (
 //	iamretry.client.call.gave_up      Int64Counter           {call}     calls that ended with a retryable error not retried, by iamretry.reason
 //	iamretry.policy.update.writes     Int64Counter           {write}    writes made by read-modify-writes (Transact, policy Updaters)
 //	iamretry.policy.update.conflicts  Int64Counter           {conflict} read-modify-writes rerun after a concurrent change
+//	iamretry.client.call.stacked      Int64Counter           {call}     calls a layer above retried after this Retrier had retried them and given up (see NewClient)
 //
 // Attributes: grpc.method, the method without its leading slash
 // ("google.iam.v1.IAMPolicy/GetIamPolicy") when it is one of the IAM
@@ -90,7 +97,7 @@ var (
 // generates on its services (".../Projects/GetIamPolicy", the first
 // MaxMixinMethods of them); for a REST
 // request, the gRPC method it maps to; policy.UpdateMethod for an Updater
-// (its writes are its SetIamPolicy calls) and role.UpdateMethod for a
+// (its writes are its SetIamPolicy calls), deny.UpdateMethod for a deny-policy Updater and role.UpdateMethod for a
 // custom-role Updater (its UpdateRole calls); the Method of a Transact when it
 // is one of this library's read-modify-writes; and "other" for anything
 // else (a name given to Retrier.Do or Transact among them), so
@@ -123,6 +130,7 @@ type metrics struct {
 	gaveUp    metric.Int64Counter
 	writes    metric.Int64Counter
 	conflicts metric.Int64Counter
+	stacked   metric.Int64Counter // stacked.go
 	calls     metric.Int64ObservableCounter
 
 	// cache maps a method string to its stats without hashing its bytes:
@@ -224,6 +232,10 @@ func makeMetrics(mp metric.MeterProvider) (*metrics, error) {
 	m.conflicts, err = meter.Int64Counter(metricConflicts,
 		metric.WithUnit("{conflict}"),
 		metric.WithDescription("Read-modify-writes rerun after a concurrent change."))
+	errs = append(errs, err)
+	m.stacked, err = meter.Int64Counter(metricStacked,
+		metric.WithUnit("{call}"),
+		metric.WithDescription("Calls a layer above retried after this library had retried them and given up (gax retries left on, a retry loop of the caller's own)."))
 	errs = append(errs, err)
 	m.calls, err = meter.Int64ObservableCounter(metricCalls,
 		metric.WithUnit("{call}"),

@@ -92,12 +92,16 @@ func (r *Retrier) RoundTripper(base http.RoundTripper) http.RoundTripper {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	return &transport{r: r, base: base}
+	return &transport{r: r, base: base, perAttempt: r.cfg.perAttempt}
 }
 
 type transport struct {
 	r    *Retrier
 	base http.RoundTripper
+	// perAttempt is each attempt's timeout: the Retrier's, or, for a
+	// client built by NewRESTClient on a Retrier without one, its gax
+	// timeout (client.go); 0: none.
+	perAttempt time.Duration
 }
 
 // RoundTrip implements http.RoundTripper.
@@ -110,7 +114,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if t.r.budget != nil {
 		t.r.budget.deposit()
 	}
-	if t.r.cfg.perAttempt > 0 || (hasBody(req) && req.GetBody == nil) {
+	if t.perAttempt > 0 || (hasBody(req) && req.GetBody == nil) {
 		c := &restCall{t: t, req: req}
 		return c.first()
 	}
@@ -192,7 +196,7 @@ func (c *restCall) first() (*http.Response, error) {
 			return nil, err
 		}
 	}
-	if err := c.attempt(c.req.Context(), 1, c.t.r.cfg.perAttempt); err == nil {
+	if err := c.attempt(c.req.Context(), 1, c.t.perAttempt); err == nil {
 		c.t.succeeded(c.req)
 		return c.last, nil
 	}
@@ -200,7 +204,8 @@ func (c *restCall) first() (*http.Response, error) {
 }
 
 // mayReplay reports whether the request could ever be sent again: not
-// when retries are disabled for it (DisableContext, WithMaxAttempts(1)),
+// when retries are disabled for it (DisableContext, WithMaxAttempts(1),
+// MaxAttemptsContext(ctx, 1)),
 // when an owner above retries it (it then makes a new request), or when it
 // is unsafe to send again (the safe-to-retry function, asked before the
 // first attempt: under the gRPC method it maps to, or its "VERB /path"). A
@@ -210,7 +215,15 @@ func (c *restCall) first() (*http.Response, error) {
 // opted-in 404): those end with Reason BodyNotReplayable.
 func (c *restCall) mayReplay() bool {
 	ctx := c.req.Context()
-	if owned(ctx) || restFlagsOf(ctx)&restDisable != 0 || c.t.r.cfg.maxAttempts == 1 {
+	if owned(ctx) {
+		return false
+	}
+	k := knobsOf(ctx)
+	maxAttempts := c.t.r.cfg.maxAttempts
+	if k.hasMaxAttempts {
+		maxAttempts = k.maxAttempts
+	}
+	if k.flags&restDisable != 0 || maxAttempts == 1 {
 		return false
 	}
 	c.mapName()
@@ -280,26 +293,22 @@ func (c *restCall) retry() (*http.Response, error) {
 	cfg := &c.t.r.cfg
 	c.mapName()
 	name := c.name
-	var start time.Time
-	if cfg.deadline > 0 && cfg.perAttempt > 0 {
-		start = cfg.clock.Now()
-		c.retryEnd = start.Add(cfg.deadline)
-	}
-	f := restFlagsOf(ctx)
 	j := &job{
-		method:        name,
-		deadline:      cfg.deadline,
-		maxAttempts:   cfg.maxAttempts,
-		checkSafe:     true,
-		disabled:      f&restDisable != 0,
-		retryNotFound: f&restNotFound != 0,
-		safe:          c.safe,
-		floor:         c.floor,
-		again:         c.again,
-		start:         start,
-		once:          c.once,
+		method:      name,
+		deadline:    cfg.deadline,
+		maxAttempts: cfg.maxAttempts,
+		checkSafe:   true,
+		safe:        c.safe,
+		floor:       c.floor,
+		again:       c.again,
+		once:        c.once,
 	}
-	if cfg.perAttempt > 0 {
+	applyKnobs(ctx, j) // DisableContext, RetryNotFoundContext, DeadlineContext, MaxAttemptsContext
+	if j.deadline > 0 && c.t.perAttempt > 0 {
+		j.start = cfg.clock.Now()
+		c.retryEnd = j.start.Add(j.deadline)
+	}
+	if c.t.perAttempt > 0 {
 		j.cut = func() bool { return c.cut }
 	}
 	// A panic or runtime.Goexit in user code the engine calls (an
@@ -342,7 +351,7 @@ func (c *restCall) again(ctx context.Context, n int) error {
 		discard(c.last)
 		c.last = nil
 	}
-	d := c.t.r.cfg.perAttempt
+	d := c.t.perAttempt
 	if d > 0 && !c.retryEnd.IsZero() {
 		d = max(min(d, c.retryEnd.Sub(c.t.r.cfg.clock.Now())), time.Nanosecond)
 	}

@@ -1,9 +1,26 @@
 package interceptor
 
-import "context"
+import (
+	"context"
+	"fmt"
+	"time"
+)
 
-// restFlags are the per-request options of the RoundTripper, carried by the
-// request's context (an HTTP request has no call options).
+// ctxKnobs are the per-call options carried by a context: the context forms
+// of Disable, RetryNotFound, CallDeadline and CallMaxAttempts, honoured by
+// every face (the interceptor, the RoundTripper, Do, WaitVisible and the
+// policy Updater). The engine reads them only after a call failed
+// (Retrier.run), so a call that succeeds at once never walks its context.
+type ctxKnobs struct {
+	flags          restFlags
+	deadline       time.Duration
+	maxAttempts    int
+	hasDeadline    bool
+	hasMaxAttempts bool
+}
+
+// restFlags are the boolean knobs (the name is kept from when only the
+// RoundTripper read them).
 type restFlags uint8
 
 const (
@@ -13,29 +30,109 @@ const (
 
 type restFlagsKey struct{}
 
+// knobsOf returns the knobs of ctx (the zero value when none).
+func knobsOf(ctx context.Context) ctxKnobs {
+	k, _ := ctx.Value(restFlagsKey{}).(ctxKnobs)
+	return k
+}
+
+func withKnobs(ctx context.Context, k ctxKnobs) context.Context {
+	return context.WithValue(ctx, restFlagsKey{}, k)
+}
+
 func withRESTFlag(ctx context.Context, f restFlags) context.Context {
-	return context.WithValue(ctx, restFlagsKey{}, restFlagsOf(ctx)|f)
+	k := knobsOf(ctx)
+	k.flags |= f
+	return withKnobs(ctx, k)
 }
 
-// restFlagsOf reads the flags; the RoundTripper reads them only after a
-// failure.
+// restFlagsOf reads the flags; the faces read them only after a failure.
 func restFlagsOf(ctx context.Context) restFlags {
-	f, _ := ctx.Value(restFlagsKey{}).(restFlags)
-	return f
+	return knobsOf(ctx).flags
 }
 
-// DisableContext returns a context under which the RoundTripper retries
-// nothing: a request made with it (req.WithContext, a discovery call's
-// .Context(ctx), a GAPIC REST call's ctx) gets its first failure as it is.
-// It is the RoundTripper's Disable().
+// DisableContext returns a context under which no face retries: a gRPC call
+// made with it (through the interceptor), a REST request (req.WithContext,
+// a discovery call's .Context(ctx), a GAPIC REST call's ctx), Retrier.Do
+// and WaitVisible get their first failure as it is. On a policy Updater's
+// Update it stops the retries of transient failures, never the reruns after
+// a concurrent change (ABORTED): those are the transaction itself. It is the
+// context form of Disable(), read only after a failure, so a call that
+// succeeds at once pays nothing for it.
+//
+// The context forms of an Update apply to its read-modify-write; when the
+// Updater coalesces concurrent Updates of one resource into one, that runs
+// under the context forms of the batch's first caller.
 func DisableContext(ctx context.Context) context.Context {
 	return withRESTFlag(ctx, restDisable)
 }
 
-// RetryNotFoundContext returns a context under which the RoundTripper
-// retries 404 NOT_FOUND as it retries Propagation failures: use it for a
-// read that follows the creation of what it reads. It is the RoundTripper's
+// RetryNotFoundContext returns a context under which every face retries 404
+// NOT_FOUND as it retries Propagation failures: use it for a read that
+// follows the creation of what it reads (on an Update, for a grant to a
+// member that is not visible yet). It is the context form of
 // RetryNotFound(), with the same caveat: not for a delete.
 func RetryNotFoundContext(ctx context.Context) context.Context {
 	return withRESTFlag(ctx, restNotFound)
+}
+
+// DeadlineContext returns a context that sets the retry deadline of the
+// calls made with it, on every face, in place of the Retrier's
+// (WithDeadline): how long a call keeps retrying, counted from its first
+// failure; 0 means none of its own (the context's deadline and the attempt
+// cap rule). The context's own deadline still wins when it is sooner. On a
+// gRPC call a CallDeadline option wins over it. It is read only after a
+// failure. A negative d is a programming error: DeadlineContext panics at
+// once, naming the value.
+//
+// There is no context form of CallPerAttemptTimeout: a per-attempt timeout
+// applies to the first attempt too, so a context form would cost every call
+// a context lookup on the success path. The per-call per-attempt timeout
+// stays gRPC-only; WithPerAttemptTimeout sets one for every face.
+func DeadlineContext(ctx context.Context, d time.Duration) context.Context {
+	if d < 0 {
+		panic(fmt.Sprintf("iamretry: DeadlineContext(ctx, %v): the retry deadline must be >= 0 (0: none of its own; the context's deadline rules)", d))
+	}
+	k := knobsOf(ctx)
+	k.deadline, k.hasDeadline = d, true
+	return withKnobs(ctx, k)
+}
+
+// MaxAttemptsContext returns a context that caps the attempts of the calls
+// made with it, the first included, on every face, in place of the
+// Retrier's cap (WithMaxAttempts): 1 never retries, 0 means no cap (the
+// deadline rules). On a policy Updater's Update the cap counts transient
+// retries only: reruns after a concurrent change never count toward it. On
+// a gRPC call a CallMaxAttempts option wins over it. It is read only after
+// a failure. A negative n is a programming error: MaxAttemptsContext panics
+// at once, naming the value.
+func MaxAttemptsContext(ctx context.Context, n int) context.Context {
+	if n < 0 {
+		panic(fmt.Sprintf("iamretry: MaxAttemptsContext(ctx, %d): the attempt count must be >= 0 (0: no cap; 1: no retries)", n))
+	}
+	k := knobsOf(ctx)
+	k.maxAttempts, k.hasMaxAttempts = n, true
+	return withKnobs(ctx, k)
+}
+
+// applyKnobs folds the context forms of ctx into j, where the face did not
+// pin the value from a gRPC CallOption (which wins). The engine calls it
+// once, at the first failure.
+func applyKnobs(ctx context.Context, j *job) {
+	k := knobsOf(ctx)
+	if k == (ctxKnobs{}) {
+		return
+	}
+	if k.flags&restDisable != 0 {
+		j.disabled = true
+	}
+	if k.flags&restNotFound != 0 {
+		j.retryNotFound = true
+	}
+	if k.hasDeadline && !j.pinDeadline {
+		j.deadline = k.deadline
+	}
+	if k.hasMaxAttempts && !j.pinMaxAttempts {
+		j.maxAttempts = k.maxAttempts
+	}
 }

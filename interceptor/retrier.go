@@ -29,6 +29,9 @@ type Retrier struct {
 	budget *budget  // nil: no budget
 	m      *metrics // nil: no MeterProvider (WithMeterProvider)
 	slow   bool     // every call takes interceptSlow: per-attempt timeout or pushback
+	// stack is the stacked-layers detector (stacked.go): failure path only,
+	// kept last, away from what the success path reads.
+	stack stackTable
 }
 
 // New builds a Retrier from options applied over the defaults (the IAM
@@ -106,7 +109,11 @@ type job struct {
 	// cap: the Retrier's, or the call's own (CallDeadline, CallMaxAttempts).
 	deadline    time.Duration
 	maxAttempts int
-	conflicts   int // conflicts so far: the index into the conflict schedule
+	// pinDeadline and pinMaxAttempts: a gRPC CallOption set deadline or
+	// maxAttempts, so the context forms (DeadlineContext,
+	// MaxAttemptsContext) do not override them (applyKnobs).
+	pinDeadline, pinMaxAttempts bool
+	conflicts                   int // conflicts so far: the index into the conflict schedule
 	// firstConflict is when the call's first conflict was seen (the
 	// conflict schedule counts from it); zero before it.
 	firstConflict time.Time
@@ -155,10 +162,12 @@ type job struct {
 // once more when it was retried, and recorded (end: metrics).
 func (r *Retrier) run(ctx context.Context, j *job, err error) error {
 	c := &r.cfg
+	applyKnobs(ctx, j) // the context forms: read only now, after a failure
 	start := j.start
 	if start.IsZero() {
 		start = c.clock.Now()
 	}
+	r.stackCheck(ctx, j, start) // a layer above retrying what was given up?
 	now := start
 	var waited time.Duration // between attempts, for retry_delay
 	for n := 1; ; n++ {
@@ -169,6 +178,7 @@ func (r *Retrier) run(ctx context.Context, j *job, err error) error {
 		}
 		r.observe(ctx, &a)
 		if !a.Retrying {
+			r.stackGaveUp(ctx, j, &a, now)
 			r.end(ctx, j, &a, n-1, waited)
 			return err
 		}
@@ -253,7 +263,9 @@ func (r *Retrier) decide(ctx context.Context, j *job, err error) (codes.Class, R
 		// help, whatever the error says (a DEADLINE_EXCEEDED is only
 		// transient while the caller's context lives).
 		return class, ContextDone
-	case j.disabled:
+	case j.disabled && !(class == codes.Conflict && j.retryConflict):
+		// Disabled stops retries, never a read-modify-write's reruns
+		// after a conflict: those are the transaction itself.
 		return class, Disabled
 	}
 	switch class {

@@ -21,7 +21,7 @@ type ReadModifyWrite[T any] struct {
 	// Method names the transaction: the Method of its Attempts and the
 	// method the Retrier's classifier is given. Its metrics count it under
 	// grpc.method "other" (see WithMeterProvider: this library's own
-	// read-modify-writes, policy.UpdateMethod and role.UpdateMethod, have
+	// read-modify-writes, policy.UpdateMethod, role.UpdateMethod and deny.UpdateMethod, have
 	// values of their own); give it a name of your own, not a gRPC
 	// method's, whose calls the interceptor beneath counts. Required.
 	Method string

@@ -3,6 +3,7 @@ package policy
 import (
 	"context"
 	"slices"
+	"sync"
 	"time"
 
 	"cloud.google.com/go/iam/apiv1/iampb"
@@ -16,9 +17,10 @@ import (
 // The batching layer: the outer one. Each resource being updated has a
 // queue and one committer goroutine. An Update appends a waiter to the
 // queue and starts the committer if none runs. The committer takes every
-// waiter queued at that moment as one batch, hands the batch's changes to
-// the read-modify-write (rmw.go, which knows nothing of this layer), hands
-// each waiter its result, and starts over with whatever queued meanwhile;
+// waiter queued at that moment as one batch (a waiter marked solo, from a
+// split batch, alone), hands the batch's changes to the read-modify-write
+// (rmw.go, which knows nothing of this layer), hands each waiter its
+// result, and starts over with whatever queued meanwhile;
 // it ends, and the queue is dropped, when nothing is queued. So no call
 // waits for a timer, a call that arrives during a read-modify-write joins
 // the next one, and the number of writes is about the number of times the
@@ -26,7 +28,12 @@ import (
 //
 // Data flows one way: Update -> queue -> batch -> transact -> outcomes ->
 // deliver -> Update. A waiter that leaves withdraws its change (change.go),
-// which the read-modify-write reads; nothing else crosses back.
+// which the read-modify-write reads. One thing crosses back: a write refused
+// because a member it grants is not visible to IAM yet hands the batch's
+// other changes back to the head of the queue (rmw.hand, handBack) and
+// releases the committer, while the batch's read-modify-write goes on, on
+// its own goroutine, with the changes that grant the member: they wait for
+// it (the 404 opt-in) and nobody waits behind them.
 
 // waiter is one Update call.
 type waiter struct {
@@ -38,6 +45,9 @@ type waiter struct {
 	batch    *batch // set when the caller's batch starts
 	left     bool   // the caller's context ended and it returned
 	finished bool   // the result is set
+	// solo: the caller's change goes alone into a batch of its own (a
+	// batch the server refused is split so).
+	solo bool
 
 	pol      *iampb.Policy
 	err      error
@@ -60,20 +70,31 @@ type batch struct {
 	// callers returns the contexts of the members still waiting: the
 	// engine adds the batch's span events to each one's span.
 	callers func() []context.Context
+	// released is closed when the committer may start the next batch: when
+	// the batch has ended, or when what is left of it waits for a member to
+	// become visible (it then ends on its own).
+	released chan struct{}
+	release  func()
 }
 
 func (u *Updater) enqueue(resource string, w *waiter) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
+	q := u.queueLocked(resource)
+	q.pending = append(q.pending, w)
+}
+
+// queueLocked returns resource's queue, and starts its committer when none
+// runs. u.mu must be held; the committer takes the first batch once the
+// caller has queued and let go of it.
+func (u *Updater) queueLocked(resource string) *queue {
 	q, running := u.queues[resource]
 	if !running {
 		q = &queue{}
 		u.queues[resource] = q
-	}
-	q.pending = append(q.pending, w)
-	if !running {
 		go u.commit(resource, q)
 	}
+	return q
 }
 
 // leave takes w out of its queue or batch after its context ended. It
@@ -95,13 +116,19 @@ func (u *Updater) leave(resource string, w *waiter) (queued, ok bool) {
 		u.mu.Unlock()
 		return true, true
 	}
+	u.drop(b)
+	u.mu.Unlock()
+	w.ch.leave()
+	return false, true
+}
+
+// drop counts one member fewer waiting on b (it left, or went back to the
+// queue), and cancels b once none waits. u.mu must be held.
+func (u *Updater) drop(b *batch) {
 	b.live--
 	if b.live == 0 {
 		b.cancel() // nobody waits for this batch any more
 	}
-	u.mu.Unlock()
-	w.ch.leave()
-	return false, true
 }
 
 // commit runs batches for resource until its queue is empty.
@@ -112,36 +139,36 @@ func (u *Updater) commit(resource string, q *queue) {
 			return
 		}
 		u.guard(b)
-		b.cancel()
 	}
 }
 
 // guard runs b on a goroutine of its own, so that whatever the Client, an
 // observer, a logger or a classifier does (panic, runtime.Goexit), the
-// committer survives. The panic is handed to one caller of b, the first
-// still waiting, and re-raised in its goroutine; the others go back to the
-// head of the queue and run in the next batch (a rerun is safe: mutations
-// are idempotent, and the read-modify-write starts from a fresh read).
+// committer survives, and returns once b is released: ended, or left
+// waiting for a member to become visible. The panic is handed to one caller
+// of b, the first still waiting, and re-raised in its goroutine; the others
+// go back to the head of the queue and run in the next batch (a rerun is
+// safe: mutations are idempotent, and the read-modify-write starts from a
+// fresh read).
 func (u *Updater) guard(b *batch) {
-	done := make(chan struct{})
-	var (
-		returned bool
-		panicked any
-	)
 	go func() {
+		returned := false
 		defer func() {
 			if !returned {
-				panicked = recover()
+				u.rescue(b, recover())
 			}
-			close(done)
+			b.cancel()
+			b.release()
 		}()
 		u.run(b)
 		returned = true
 	}()
-	<-done
-	if returned {
-		return
-	}
+	<-b.released
+}
+
+// rescue hands the panic (nil: runtime.Goexit) that ended b's goroutine to
+// b's first caller still waiting, and puts the others back in the queue.
+func (u *Updater) rescue(b *batch, panicked any) {
 	o := outcome{panicked: panicked}
 	if panicked == nil { // runtime.Goexit outside any Mutation
 		o = outcome{err: status.Error(grpccodes.Internal, "iamretry/policy: the read-modify-write's goroutine ended (runtime.Goexit in the Client, an observer, a logger or a classifier)")}
@@ -149,7 +176,7 @@ func (u *Updater) guard(b *batch) {
 	u.mu.Lock()
 	var rest []*waiter
 	for _, w := range b.members {
-		if !w.left && !w.finished {
+		if w.batch == b && !w.left && !w.finished {
 			rest = append(rest, w)
 		}
 	}
@@ -157,27 +184,33 @@ func (u *Updater) guard(b *batch) {
 	if len(rest) == 0 {
 		return
 	}
-	u.deliver(b.resource, rest[:1], []outcome{o}, nil)
-	u.requeue(b.resource, rest[1:])
+	u.deliver(b, rest[:1], []outcome{o}, nil)
+	u.handBack(b, rest[1:], false)
 }
 
-// requeue puts ws back at the head of resource's queue (whose committer is
-// the caller), in their order.
-func (u *Updater) requeue(resource string, ws []*waiter) {
+// handBack takes ws out of b and puts them back at the head of b's
+// resource's queue, in their order (solo: each to run alone), starting a
+// committer when none runs.
+func (u *Updater) handBack(b *batch, ws []*waiter, solo bool) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	q := u.queues[resource]
 	var back []*waiter
 	for _, w := range ws {
-		if !w.left && !w.finished {
+		if w.batch == b && !w.left && !w.finished {
 			w.batch = nil
+			w.solo = solo
 			back = append(back, w)
+			u.drop(b)
 		}
 	}
-	q.pending = append(back, q.pending...)
+	if len(back) > 0 {
+		q := u.queueLocked(b.resource)
+		q.pending = append(back, q.pending...)
+	}
 }
 
-// next takes every queued waiter as a batch, or drops the queue and
+// next takes the queued waiters as a batch: the first alone when it is
+// solo, else every one up to the first solo one; or it drops the queue and
 // returns nil when none is queued.
 func (u *Updater) next(resource string, q *queue) *batch {
 	u.mu.Lock()
@@ -186,12 +219,20 @@ func (u *Updater) next(resource string, q *queue) *batch {
 		delete(u.queues, resource)
 		return nil
 	}
-	b := &batch{resource: resource, members: q.pending, live: len(q.pending)}
-	q.pending = nil
+	n := 1
+	if !q.pending[0].solo {
+		for n < len(q.pending) && !q.pending[n].solo {
+			n++
+		}
+	}
+	b := &batch{resource: resource, members: slices.Clone(q.pending[:n]), live: n, released: make(chan struct{})}
+	b.release = sync.OnceFunc(func() { close(b.released) })
+	q.pending = slices.Delete(q.pending, 0, n)
 	b.ctx, b.cancel = batchContext(b.members)
 	b.callers = func() []context.Context { return u.waiting(b) }
 	for _, w := range b.members {
 		w.batch = b
+		w.solo = false
 	}
 	return b
 }
@@ -203,7 +244,7 @@ func (u *Updater) waiting(b *batch) []context.Context {
 	defer u.mu.Unlock()
 	var ctxs []context.Context
 	for _, w := range b.members {
-		if !w.left && !w.finished {
+		if w.batch == b && !w.left && !w.finished {
 			ctxs = append(ctxs, w.ctx)
 		}
 	}
@@ -233,41 +274,41 @@ func batchContext(ws []*waiter) (context.Context, context.CancelFunc) {
 // run runs b's read-modify-write and hands out the results. When the
 // read-modify-write of several callers fails for a reason that one of them
 // may be to blame for (INVALID_ARGUMENT, a FAILED_PRECONDITION that was no
-// conflict), the batch is split: each caller's change is tried alone, in
-// arrival order, so that one bad change fails only its caller. A change
-// refused because it grants a role to a member IAM cannot see yet is, when
-// the Updater waits for such members (the Retrier's 404 opt-in), tried
-// again alone after the others, with its reruns: only its caller waits.
+// conflict), the batch is split: each caller's change goes back to the head
+// of the queue to be tried alone, in arrival order, so that one bad change
+// fails only its caller. A write refused because it grants a role to a
+// member IAM cannot see yet is not split so: the refusal names the member,
+// the changes that do not grant it go back to the head of the queue at once
+// (rmw.hand), and the committer is released; b's read-modify-write goes on
+// with the changes that grant it, which wait for it when the Updater does
+// (the Retrier's 404 opt-in) on this goroutine, holding nobody else.
 func (u *Updater) run(b *batch) {
 	changes := make([]*change, len(b.members))
 	for i, w := range b.members {
 		changes[i] = w.ch
 	}
-	out, err := u.transact(b.ctx, b.resource, changes, b.callers)
-	if err != nil && splittable(err) && len(b.members) > 1 {
-		waits := u.r.RetriesNotFound(b.ctx)
-		var later []int
-		for i := range b.members {
-			if changes[i].withdrawn() {
-				continue
-			}
-			o, err := u.try(b.ctx, b.resource, changes[i:i+1], b.callers, waits)
-			if waits && notVisible(err) {
-				later = append(later, i)
-				continue
-			}
-			u.deliver(b.resource, b.members[i:i+1], o, forCaller(err))
+	t := &rmw{c: u.c, resource: b.resource, changes: changes, hand: func(others []int) {
+		ws := make([]*waiter, len(others))
+		for k, i := range others {
+			ws[k] = b.members[i]
 		}
-		for _, i := range later {
-			if changes[i].withdrawn() {
-				continue
+		u.handBack(b, ws, false)
+		b.release()
+	}}
+	out, err := u.transact(b.ctx, t, b.callers)
+	if err != nil && splittable(err) && !refusedForVisibility(err) {
+		var mine []*waiter
+		for i, w := range b.members {
+			if t.mine(i) {
+				mine = append(mine, w)
 			}
-			o, err := u.transact(b.ctx, b.resource, changes[i:i+1], b.callers)
-			u.deliver(b.resource, b.members[i:i+1], o, err)
 		}
-		return
+		if len(mine) > 1 {
+			u.handBack(b, mine, true)
+			return
+		}
 	}
-	u.deliver(b.resource, b.members, out, err)
+	u.deliver(b, b.members, out, err)
 }
 
 func splittable(err error) bool {
@@ -281,13 +322,14 @@ func splittable(err error) bool {
 	return false
 }
 
-// deliver hands each caller of ws that still waits its outcome, or err, the
-// failure of the whole read-modify-write.
-func (u *Updater) deliver(resource string, ws []*waiter, out []outcome, err error) {
+// deliver hands each caller of ws that still waits on b its outcome, or
+// err, the failure of the whole read-modify-write.
+func (u *Updater) deliver(b *batch, ws []*waiter, out []outcome, err error) {
+	resource := b.resource
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	for i, w := range ws {
-		if w.left || w.finished {
+		if w.batch != b || w.left || w.finished {
 			continue
 		}
 		var o outcome

@@ -18,8 +18,9 @@ import (
 // The read-modify-write: the inner layer. It is given a resource and the
 // changes of one batch, runs them as one interceptor.Transact, and returns
 // each change's outcome. It knows nothing of queues, batches or waiters, and
-// calls nothing of the batching layer (coalesce.go): the changes' own state
-// (change.go) says which were withdrawn.
+// calls nothing of the batching layer (coalesce.go) but the one function it
+// is given (rmw.hand): the changes' own state (change.go) says which were
+// withdrawn.
 
 // noGAXRetry is appended to every call the Updater makes: the Updater owns
 // its retries, and a GAPIC client's own (resourcemanager v3's GetIamPolicy
@@ -33,6 +34,7 @@ type outcome struct {
 	panicked any           // its Mutation's panic
 	goexit   bool          // its Mutation called runtime.Goexit
 	ran      bool          // its mutations ran in the last attempt
+	grants   []string      // the members its change grants anew (in the write)
 }
 
 // rmw is one read-modify-write of resource for changes: the Read, Modify
@@ -50,26 +52,27 @@ type rmw struct {
 	// read is the policy the last Modify was given: the write keeps its
 	// version and compares its audit configs.
 	read *iampb.Policy
-	// probe: a grant to a member not visible yet is not rerun, even for a
-	// change tried alone (a batch split tries it again after the others).
-	probe bool
+	// handed marks the changes handed back (hand): this read-modify-write
+	// never runs them again, and has no outcome for them.
+	handed []bool
+	// hand, when a write is refused because a member it grants is not
+	// visible yet, is given the indexes of the changes that do not grant
+	// it (maybe none): the batching layer runs them elsewhere, at once, and
+	// stops waiting for this read-modify-write, which goes on with the
+	// changes that grant the member (they wait for it, or fail). Nil:
+	// nothing is handed back; every change waits or fails alike.
+	hand func(others []int)
 }
 
-// transact runs the read-modify-write on the Updater's Retrier and returns
-// each change's outcome in the last attempt, and the error that ended it,
-// if any. callers returns the contexts of the callers still waiting on it.
-func (u *Updater) transact(ctx context.Context, resource string, changes []*change, callers func() []context.Context) ([]outcome, error) {
-	out, err := u.try(ctx, resource, changes, callers, false)
-	return out, forCaller(err)
-}
-
-// try is transact, with the engine's own error (a notVisibleError is not
-// turned into the caller's yet); probe as in rmw.
-func (u *Updater) try(ctx context.Context, resource string, changes []*change, callers func() []context.Context, probe bool) ([]outcome, error) {
-	t := &rmw{c: u.c, resource: resource, changes: changes, probe: probe}
+// transact runs the read-modify-write t on the Updater's Retrier under ctx
+// and returns each change's outcome in the last attempt, and the error that
+// ended it, if any. callers returns the contexts of the callers still
+// waiting on it.
+func (u *Updater) transact(ctx context.Context, t *rmw, callers func() []context.Context) ([]outcome, error) {
+	t.handed = make([]bool, len(t.changes))
 	pol, err := interceptor.Transact(ctx, u.r, interceptor.ReadModifyWrite[*iampb.Policy]{
 		Method:    UpdateMethod,
-		Resource:  resource,
+		Resource:  t.resource,
 		Read:      t.readPolicy,
 		Modify:    t.modify,
 		Write:     t.write,
@@ -85,7 +88,7 @@ func (u *Updater) try(ctx context.Context, resource string, changes []*change, c
 			}
 		}
 	}
-	return t.out, err
+	return t.out, forCaller(err, u.r.RetriesNotFound(ctx))
 }
 
 func readRequest(resource string) *iampb.GetIamPolicyRequest {
@@ -95,20 +98,20 @@ func readRequest(resource string) *iampb.GetIamPolicyRequest {
 	}
 }
 
-// liveCount is how many changes are still wanted.
-func (t *rmw) liveCount() int {
-	n := 0
-	for _, c := range t.changes {
-		if !c.withdrawn() {
-			n++
-		}
-	}
-	return n
+// mine reports whether change i is still this read-modify-write's: not
+// handed back and not withdrawn.
+func (t *rmw) mine(i int) bool {
+	return !t.handed[i] && !t.changes[i].withdrawn()
 }
 
 // live reports whether any change is still wanted.
 func (t *rmw) live() bool {
-	return slices.ContainsFunc(t.changes, func(c *change) bool { return !c.withdrawn() })
+	for i := range t.changes {
+		if t.mine(i) {
+			return true
+		}
+	}
+	return false
 }
 
 // readPolicy reads the policy, unless every caller has given up. The read
@@ -141,7 +144,11 @@ func (t *rmw) modify(read *iampb.Policy) (*iampb.Policy, bool, error) {
 	work := proto.Clone(read).(*iampb.Policy)
 	count := principals(work)
 	changed := false
+	var had map[string]bool // the members of work, made at first use
 	for i, ch := range t.changes {
+		if t.handed[i] {
+			continue
+		}
 		cp := proto.Clone(work).(*iampb.Policy)
 		a := ch.apply(cp)
 		o := &t.out[i]
@@ -165,6 +172,13 @@ func (t *rmw) modify(read *iampb.Policy) (*iampb.Policy, bool, error) {
 			o.err = &limitError{count: n}
 			continue
 		}
+		if had == nil {
+			had = memberSet(work)
+		}
+		o.grants = granted(cp, had)
+		for _, m := range o.grants {
+			had[m] = true
+		}
 		work, count, changed = cp, principals(cp), true
 	}
 	if !slices.ContainsFunc(t.out, func(o outcome) bool { return o.ran }) {
@@ -181,8 +195,8 @@ func (t *rmw) write(ctx context.Context, work *iampb.Policy) (*iampb.Policy, err
 	written, err := t.c.SetIamPolicy(ctx, writeRequest(t.resource, t.read, work), noGAXRetry)
 	if err != nil {
 		t.judging = codes.CodeOf(err) == grpccodes.FailedPrecondition
-		if missingMember(err) {
-			return nil, &notVisibleError{err: err, alone: !t.probe && t.liveCount() == 1}
+		if t.notVisible(err) {
+			return nil, &notVisibleError{err: err}
 		}
 		return nil, err
 	}
@@ -190,6 +204,37 @@ func (t *rmw) write(ctx context.Context, work *iampb.Policy) (*iampb.Policy, err
 		return nil, status.Error(grpccodes.Internal, "SetIamPolicy answered no policy")
 	}
 	return written, nil
+}
+
+// notVisible reports whether err refuses the write because a member that
+// one of its changes grants anew is not visible to IAM yet: the refusal
+// names that member. It then hands the changes that do not grant it back
+// (hand), so that only the ones that do wait.
+func (t *rmw) notVisible(err error) bool {
+	words := refusedMembers(err)
+	if words == nil {
+		return false
+	}
+	var grants, others []int
+	for i := range t.changes {
+		switch {
+		case t.handed[i]:
+		case slices.ContainsFunc(t.out[i].grants, func(m string) bool { return names(words, m) }):
+			grants = append(grants, i) // withdrawn meanwhile or not: the write granted it
+		case !t.changes[i].withdrawn():
+			others = append(others, i)
+		}
+	}
+	if len(grants) == 0 {
+		return false // names no member granted here: the server's final word
+	}
+	if t.hand != nil {
+		for _, i := range others {
+			t.handed[i] = true
+		}
+		t.hand(others)
+	}
+	return true
 }
 
 // gone is the error of an attempt whose callers have all given up (the

@@ -156,6 +156,17 @@ func isNil(c Client) bool {
 // a caller has none), and is cancelled once every caller has given up, so
 // one caller's cancellation never fails the others.
 //
+// A write refused INVALID_ARGUMENT "... does not exist" naming a member that
+// a change grants (a service account created moments ago, not visible to
+// IAM yet) fails only the changes that grant it: the batch's other changes
+// are written at once, in the next read-modify-write. With the Retrier's
+// 404 opt-in the changes that grant the member wait for it, within the
+// retry deadline, on a read-modify-write of their own that holds no other
+// caller of the resource; without, their callers get the server's error at
+// once, naming the option. A refusal that names no member the change
+// grants ("Role (roles/editor) does not exist in the resource's
+// hierarchy.") is final and returned at once.
+//
 // Errors name the resource and keep the gRPC status of their cause
 // (status.Code(err) works; a FAILED_PRECONDITION found to be a conflict is
 // reported as ABORTED). A Mutation's error is wrapped (errors.Is works) and

@@ -1,0 +1,398 @@
+package interceptor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"reflect"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	gax "github.com/googleapis/gax-go/v2"
+	"google.golang.org/api/option"
+	htransport "google.golang.org/api/transport/http"
+	"google.golang.org/grpc"
+)
+
+// cloudPlatformScope is the scope NewRESTClient asks for when opts name none.
+const cloudPlatformScope = "https://www.googleapis.com/auth/cloud-platform"
+
+// NewClient builds a cloud.google.com/go (GAPIC) gRPC client wired to r in
+// one call: pass the client's constructor and its options,
+//
+//	client, err := interceptor.NewClient(ctx, r, admin.NewIamClient, opts...)
+//
+// and r is the one layer that retries its calls:
+//
+//   - r's interceptor is added as a dial option
+//     (option.WithGRPCDialOption(grpc.WithChainUnaryInterceptor(...)),
+//     chained after any interceptor opts give);
+//   - gax's own retries are turned off for every method of the client, and
+//     of its LROClient where it has one (operation polling has CallOptions
+//     of its own), as DisableGAXRetries does;
+//   - each method's gax timeout (60 s on many IAM methods) stops bounding
+//     the whole call, where it would cut r's retry deadline short: it
+//     becomes that method's per-attempt timeout instead, unless r has one
+//     (WithPerAttemptTimeout) or the call passes CallPerAttemptTimeout, so
+//     a hung attempt is still cut while r's deadline governs the call. Like
+//     gax's timeout, it costs a context and a timer per attempt.
+//
+// The caller's context still wins: its deadline or cancellation ends the
+// call, and a gax.WithTimeout passed with a call applies as gax applies it.
+//
+// newClient may be any GAPIC gRPC constructor (admin.NewIamClient,
+// iam/apiv1.NewIamPolicyClient, resourcemanager/apiv3.NewProjectsClient and
+// its Folders and Organizations twins, credentials.NewIamCredentialsClient,
+// ...). For REST constructors (NewXxxRESTClient) and discovery NewService,
+// use NewRESTClient.
+//
+// Bad input gets an error naming it and no client (a client already built
+// is closed): a nil or unbuilt r, a nil newClient, option.WithGRPCConn in
+// opts (a connection made elsewhere would ignore the dial option), a REST
+// constructor (its Connection() is nil), a client with no Connection or no
+// CallOptions (not a GAPIC gRPC client), or a constructor that returns a
+// nil client without an error. newClient's own error is returned
+// unchanged.
+func NewClient[C any](ctx context.Context, r *Retrier, newClient func(context.Context, ...option.ClientOption) (C, error), opts ...option.ClientOption) (C, error) {
+	var zero C
+	const fn = "NewClient"
+	if err := checkClientArgs(fn, r, newClient == nil, opts); err != nil {
+		return zero, err
+	}
+	ci := &clientInterceptor{r: r}
+	all := append(slices.Clip(opts), option.WithGRPCDialOption(grpc.WithChainUnaryInterceptor(ci.intercept)))
+	c, err := newClient(ctx, all...)
+	if err != nil {
+		return zero, err
+	}
+	v := reflect.ValueOf(&c).Elem()
+	if isNilValue(v) {
+		return zero, fmt.Errorf("iamretry: %s: the constructor returned a nil %T without an error", fn, c)
+	}
+	conn, ok := connectionOf(v)
+	switch {
+	case !ok:
+		closeClient(v)
+		return zero, fmt.Errorf("iamretry: %s: %T has no Connection method: not a GAPIC gRPC client (for a discovery NewService, use NewRESTClient)", fn, c)
+	case !conn:
+		closeClient(v)
+		return zero, fmt.Errorf("iamretry: %s: %T is a REST client (its Connection() is nil): use NewRESTClient, whose RoundTripper retries REST requests", fn, c)
+	}
+	timeouts, err := wireGAX(fn, v, true)
+	if err != nil {
+		closeClient(v)
+		return zero, err
+	}
+	ci.timeouts.Store(&timeouts)
+	return c, nil
+}
+
+// NewRESTClient builds a REST client wired to r in one call: a GAPIC REST
+// client (admin.NewIamRESTClient, iam/apiv1.NewIamPolicyRESTClient,
+// resourcemanager/apiv3.NewProjectsRESTClient, ...) or a discovery service
+// (google.golang.org/api/iam/v1.NewService, cloudresourcemanager/v3's):
+//
+//	svc, err := interceptor.NewRESTClient(ctx, r, iam.NewService, opts...)
+//
+// r's RoundTripper wraps the transport of the client's *http.Client:
+//
+//   - with option.WithHTTPClient(hc) in opts, of a copy of hc (hc itself
+//     is never changed). An hc whose Timeout is shorter than r's retry
+//     deadline (or set at all when r has none) is refused: it would cap
+//     every call, retries included, in silence;
+//   - without one, of the authenticated client that
+//     google.golang.org/api/transport/http.NewClient builds from opts, with
+//     the cloud-platform scope when opts name none. That client is built
+//     outside the constructor, so the constructor's private defaults do not
+//     reach it: its default scopes and audience, self-signed JWTs, and the
+//     automatic selection of the mTLS endpoint from a client certificate
+//     (set option.WithEndpoint yourself where you need it). Credentials
+//     come from opts, or Application Default Credentials. The options that
+//     client applies and a constructor refuses beside WithHTTPClient
+//     (option.WithQuotaProject, WithRequestReason, WithClientCertSource)
+//     are not passed on to the constructor.
+//
+// On a GAPIC REST client (one with CallOptions) gax's own retries are
+// turned off for every method, and of its LROClient, as DisableGAXRetries
+// does, and each method's gax timeout stops bounding the whole call (it
+// would cut r's retry deadline short): unless r has a per-attempt timeout
+// of its own (WithPerAttemptTimeout), the longest of them bounds each
+// attempt instead (the RoundTripper does not know a request's method
+// before it fails), so a hung attempt is still cut while r's deadline
+// governs the call; like gax's timeout, that costs a context per request.
+// A discovery service has no CallOptions, no retries and no timeouts of
+// its own. The caller's context still wins.
+//
+// Bad input gets an error naming it and no client (a client already built
+// is closed): a nil or unbuilt r, a nil newClient, option.WithGRPCConn in
+// opts, a gRPC constructor (its Connection() is not nil: use NewClient),
+// or a constructor that returns a nil client without an error. The
+// constructor's own error, and that of building the HTTP client, are
+// returned unchanged.
+func NewRESTClient[C any](ctx context.Context, r *Retrier, newClient func(context.Context, ...option.ClientOption) (C, error), opts ...option.ClientOption) (C, error) {
+	var zero C
+	const fn = "NewRESTClient"
+	if err := checkClientArgs(fn, r, newClient == nil, opts); err != nil {
+		return zero, err
+	}
+	given := givenHTTPClient(opts)
+	if given != nil && given.Timeout > 0 && (r.cfg.deadline == 0 || given.Timeout < r.cfg.deadline) {
+		dl := "none (WithDeadline(0))"
+		if r.cfg.deadline > 0 {
+			dl = r.cfg.deadline.String()
+		}
+		return zero, fmt.Errorf("iamretry: %s: the option.WithHTTPClient client's Timeout (%v) is shorter than the Retrier's retry deadline (%s): it would cut every call's retries short; give a client without a Timeout (bound calls with their context) or one at least as long", fn, given.Timeout, dl)
+	}
+	base := given
+	if base == nil {
+		hc, _, err := htransport.NewClient(ctx, append([]option.ClientOption{option.WithScopes(cloudPlatformScope)}, opts...)...)
+		if err != nil {
+			return zero, err
+		}
+		base = hc
+	}
+	hc := *base // a copy: the caller's client keeps its transport
+	rt := r.RoundTripper(base.Transport).(*transport)
+	hc.Transport = rt
+	copts := slices.Clip(opts)
+	if given == nil {
+		// The client built from opts applies these; the constructor refuses
+		// them beside option.WithHTTPClient.
+		copts = slices.DeleteFunc(slices.Clone(opts), func(o option.ClientOption) bool {
+			return o != nil && builtInto[optionKind(o)]
+		})
+	}
+	c, err := newClient(ctx, append(copts, option.WithHTTPClient(&hc))...)
+	if err != nil {
+		return zero, err
+	}
+	v := reflect.ValueOf(&c).Elem()
+	if isNilValue(v) {
+		return zero, fmt.Errorf("iamretry: %s: the constructor returned a nil %T without an error", fn, c)
+	}
+	if conn, ok := connectionOf(v); ok && conn {
+		closeClient(v)
+		return zero, fmt.Errorf("iamretry: %s: %T is a gRPC client (its Connection() is not nil): use NewClient, which adds the interceptor", fn, c)
+	}
+	if _, ok := fieldOf(v, "CallOptions"); ok {
+		timeouts, err := wireGAX(fn, v, true)
+		if err != nil {
+			closeClient(v)
+			return zero, err
+		}
+		if r.cfg.perAttempt == 0 {
+			// Set before the client is handed out: no call has run yet.
+			for _, d := range timeouts {
+				rt.perAttempt = max(rt.perAttempt, d)
+			}
+		}
+	}
+	return c, nil
+}
+
+// builtInto are the options (by type name in package option) that the HTTP
+// client NewRESTClient builds from opts applies, and that a constructor
+// refuses beside option.WithHTTPClient: they are not passed on to it.
+var builtInto = map[string]bool{
+	"withQuotaProject":     true,
+	"withRequestReason":    true,
+	"withClientCertSource": true,
+}
+
+// checkClientArgs refuses what NewClient and NewRESTClient cannot use.
+func checkClientArgs(fn string, r *Retrier, nilCtor bool, opts []option.ClientOption) error {
+	var errs []error
+	switch {
+	case r == nil:
+		errs = append(errs, fmt.Errorf("iamretry: %s: the Retrier is nil: build one with interceptor.New", fn))
+	case !r.built():
+		errs = append(errs, fmt.Errorf("iamretry: %s: the Retrier was not built by interceptor.New (a zero Retrier): build it with interceptor.New", fn))
+	}
+	if nilCtor {
+		errs = append(errs, fmt.Errorf("iamretry: %s: the constructor is nil: pass one such as admin.NewIamClient", fn))
+	}
+	for i, o := range opts {
+		if o != nil && optionKind(o) == "withGRPCConn" {
+			errs = append(errs, fmt.Errorf("iamretry: %s: option %d of %d is option.WithGRPCConn: a connection made elsewhere ignores the dial option that adds the interceptor; give the dial options instead (or add r.UnaryClientInterceptor() to that connection and call DisableGAXRetries)", fn, i+1, len(opts)))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// optionKind is the name of an option's type in package option
+// ("withHTTPClient"), or "" for an option of another package.
+func optionKind(o option.ClientOption) string {
+	t := reflect.TypeOf(o)
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.PkgPath() != "google.golang.org/api/option" {
+		return ""
+	}
+	return t.Name()
+}
+
+// givenHTTPClient returns the client of the last option.WithHTTPClient in
+// opts (the one that wins), or nil.
+func givenHTTPClient(opts []option.ClientOption) *http.Client {
+	var hc *http.Client
+	for _, o := range opts {
+		if o == nil || optionKind(o) != "withHTTPClient" {
+			continue
+		}
+		v := reflect.ValueOf(o)
+		if v.Kind() == reflect.Struct && v.NumField() == 1 && v.Field(0).Type() == reflect.TypeFor[*http.Client]() {
+			hc = (*http.Client)(v.Field(0).UnsafePointer())
+		}
+	}
+	return hc
+}
+
+// isNilValue reports whether v (the client, of the constructor's type C)
+// is nil.
+func isNilValue(v reflect.Value) bool {
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan:
+		return v.IsNil()
+	}
+	return false
+}
+
+var grpcConnType = reflect.TypeFor[*grpc.ClientConn]()
+
+// connectionOf calls the client's Connection() *grpc.ClientConn, which
+// GAPIC clients have: nil on a REST client. ok is false when there is none.
+func connectionOf(v reflect.Value) (nonNil, ok bool) {
+	m := v.MethodByName("Connection")
+	if !m.IsValid() || m.Type().NumIn() != 0 || m.Type().NumOut() != 1 || m.Type().Out(0) != grpcConnType {
+		return false, false
+	}
+	return !m.Call(nil)[0].IsNil(), true
+}
+
+// closeClient calls the client's Close() error, if it has one.
+func closeClient(v reflect.Value) {
+	m := v.MethodByName("Close")
+	if m.IsValid() && m.Type().NumIn() == 0 {
+		m.Call(nil)
+	}
+}
+
+// fieldOf returns the exported field name of the struct v points to.
+func fieldOf(v reflect.Value, name string) (reflect.Value, bool) {
+	for v.Kind() == reflect.Interface && !v.IsNil() {
+		v = v.Elem()
+	}
+	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
+		return reflect.Value{}, false
+	}
+	f := v.Elem().FieldByName(name)
+	if !f.IsValid() || !f.CanInterface() {
+		return reflect.Value{}, false
+	}
+	return f, true
+}
+
+// wireGAX turns gax's retries and timeouts off on the client v and on its
+// LROClient, and returns each method's gax timeout, by method name (the
+// CallOptions field, which is the gRPC method's name), when timeouts is set.
+func wireGAX(fn string, v reflect.Value, timeouts bool) (map[string]time.Duration, error) {
+	var out map[string]time.Duration
+	if timeouts {
+		out = map[string]time.Duration{}
+	}
+	co, ok := fieldOf(v, "CallOptions")
+	if !ok {
+		return nil, fmt.Errorf("iamretry: %s: %s has no exported CallOptions field: not a GAPIC client; wire it by hand (the interceptor as a dial option, or the RoundTripper)", fn, v.Type())
+	}
+	if err := offGAX(co.Interface(), out); err != nil {
+		return nil, fmt.Errorf("iamretry: %s: %s.CallOptions: %w", fn, v.Type(), err)
+	}
+	if lro, ok := fieldOf(v, "LROClient"); ok && !isNilValue(lro) {
+		if lco, ok := fieldOf(lro, "CallOptions"); ok && !isNilValue(lco) {
+			lout := map[string]time.Duration{}
+			if err := offGAX(lco.Interface(), lout); err != nil {
+				return nil, fmt.Errorf("iamretry: %s: %s.LROClient.CallOptions: %w", fn, v.Type(), err)
+			}
+			for k, d := range lout {
+				if out != nil && out[k] == 0 {
+					out[k] = d
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// offGAX appends gax.WithRetry(nil) and gax.WithTimeout(0) to every method
+// of callOptions (a pointer to a struct of []gax.CallOption), recording
+// each method's timeout before in timeouts when it is not nil.
+func offGAX(callOptions any, timeouts map[string]time.Duration) error {
+	v := reflect.ValueOf(callOptions)
+	if !v.IsValid() || v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
+		return fmt.Errorf("%T is not a pointer to a struct of []gax.CallOption fields", callOptions)
+	}
+	s := v.Elem()
+	n := 0
+	for i := range s.NumField() {
+		f := s.Field(i)
+		if f.Type() != gaxOptionsType || !f.CanSet() {
+			continue
+		}
+		opts := f.Interface().([]gax.CallOption)
+		if timeouts != nil {
+			if d := gaxTimeout(opts); d > 0 {
+				timeouts[s.Type().Field(i).Name] = d
+			}
+		}
+		f.Set(reflect.ValueOf(append(slices.Clip(opts), gax.WithRetry(nil), gax.WithTimeout(0))))
+		n++
+	}
+	if n == 0 {
+		return fmt.Errorf("%s has no []gax.CallOption field", s.Type())
+	}
+	return nil
+}
+
+// gaxTimeout is the timeout opts give a call (gax.WithTimeout; the last
+// wins), read from gax's resolved CallSettings.
+func gaxTimeout(opts []gax.CallOption) time.Duration {
+	var s gax.CallSettings
+	for _, o := range opts {
+		if o != nil {
+			o.Resolve(&s)
+		}
+	}
+	f := reflect.ValueOf(&s).Elem().FieldByName("timeout")
+	if !f.IsValid() || f.Kind() != reflect.Int64 {
+		return 0
+	}
+	return time.Duration(f.Int())
+}
+
+// clientInterceptor is the interceptor NewClient adds: r's, with each
+// method's per-attempt timeout (the method's gax timeout) where r has none.
+type clientInterceptor struct {
+	r *Retrier
+	// timeouts by method name (the part after the last '/'); set once the
+	// client is built, before any call of the caller's.
+	timeouts atomic.Pointer[map[string]time.Duration]
+}
+
+func (ci *clientInterceptor) intercept(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+	r := ci.r
+	if r.cfg.perAttempt == 0 {
+		if m := ci.timeouts.Load(); m != nil {
+			if d := (*m)[method[strings.LastIndexByte(method, '/')+1:]]; d > 0 {
+				if r.budget != nil {
+					r.budget.deposit()
+				}
+				return r.interceptSlow(ctx, method, req, reply, cc, invoker, opts, d)
+			}
+		}
+	}
+	return r.intercept(ctx, method, req, reply, cc, invoker, opts...)
+}

@@ -1,0 +1,445 @@
+package deny
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"time"
+
+	iamv2 "cloud.google.com/go/iam/apiv2"
+	iampb "cloud.google.com/go/iam/apiv2/iampb"
+	gax "github.com/googleapis/gax-go/v2"
+	grpccodes "google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/iamretry/iamretry/codes"
+	"github.com/iamretry/iamretry/interceptor"
+)
+
+// UpdateMethod is the Method of the Attempts an Updater reports (and the
+// method its Retrier's classifier is given), the grpc.method of its
+// metrics: the read-modify-write of a deny policy as a whole, whose policy
+// name is in Attempt.Resource.
+const UpdateMethod = "iamretry.deny/Update"
+
+// Client is what an Updater reads and writes deny policies through. It is
+// met as it is by iam/apiv2's *PoliciesClient, whether built by
+// NewPoliciesClient (gRPC) or NewPoliciesRESTClient (REST); wire it with
+// interceptor.NewClient or interceptor.NewRESTClient so that the Retrier's
+// face is beneath it and gax's own retries are off.
+type Client interface {
+	GetPolicy(ctx context.Context, req *iampb.GetPolicyRequest, opts ...gax.CallOption) (*iampb.Policy, error)
+	CreatePolicy(ctx context.Context, req *iampb.CreatePolicyRequest, opts ...gax.CallOption) (*iamv2.CreatePolicyOperation, error)
+	UpdatePolicy(ctx context.Context, req *iampb.UpdatePolicyRequest, opts ...gax.CallOption) (*iamv2.UpdatePolicyOperation, error)
+}
+
+var _ Client = (*iamv2.PoliciesClient)(nil)
+
+// noGAXRetry is passed on every call and poll an Updater makes: it owns
+// their retries, and a GAPIC client's own would multiply them.
+var noGAXRetry = gax.WithRetry(nil)
+
+// Defaults of the polls of a long-running write.
+const (
+	// DefaultPollInterval is the first wait between two polls of an
+	// operation that is not done; the waits double up to MaxPollInterval.
+	DefaultPollInterval = time.Second
+	// MaxPollInterval caps the waits between polls (unless
+	// WithPollInterval asks for longer ones).
+	MaxPollInterval = 32 * time.Second
+)
+
+// Updater changes IAM deny policies (google.iam.v2.Policies) by
+// read-modify-write, retried as Google's IAM guidance says: each Update is
+// one interceptor.Transact on the Retrier given to NewUpdater. It is safe
+// for concurrent use and needs no Close. Concurrent Updates of one policy
+// are not coalesced: each is its own transaction, and the etag makes the
+// losers of a race rerun from a fresh read.
+type Updater struct {
+	c         Client
+	r         *interceptor.Retrier
+	conflicts interceptor.ConflictBackoff
+	create    bool
+	clock     interceptor.Clock
+	poll      time.Duration
+}
+
+// Option configures what only an Updater has (everything else is the
+// Retrier's, given to NewUpdater). A nil Option is refused.
+type Option func(*config)
+
+type config struct {
+	conflicts interceptor.ConflictBackoff
+	create    bool
+	clock     interceptor.Clock
+	poll      time.Duration
+	errs      []error
+}
+
+// WithConflictBackoff chooses the schedule of the reruns after a concurrent
+// change (default interceptor.SpreadConflicts; interceptor.DocumentedConflicts
+// reruns on the Retrier's Backoff). An unknown value is refused by
+// NewUpdater with an error naming it.
+func WithConflictBackoff(s interceptor.ConflictBackoff) Option {
+	return func(c *config) {
+		if s != interceptor.SpreadConflicts && s != interceptor.DocumentedConflicts {
+			c.errs = append(c.errs, fmt.Errorf("WithConflictBackoff(%v): unknown schedule; use interceptor.SpreadConflicts or interceptor.DocumentedConflicts", s))
+			return
+		}
+		c.conflicts = s
+	}
+}
+
+// CreateIfAbsent makes Update create a policy that does not exist
+// (GetPolicy answers NOT_FOUND): its rules are those the changes add, and
+// it is created with CreatePolicy, whose operation is waited for as an
+// update's is. A concurrent create that wins (ALREADY_EXISTS, at the call
+// or in the operation; over REST gax reports the 409 as ABORTED, and the
+// body says ALREADY_EXISTS) is a conflict: the transaction reruns from a
+// fresh read and updates the policy the other writer made; so is a policy
+// deleted between the read and the update (NOT_FOUND from UpdatePolicy).
+// Without it, a policy that does not exist is GetPolicy's NOT_FOUND,
+// returned as the Retrier's classifier decides (retried only with the 404
+// opt-in).
+func CreateIfAbsent() Option { return func(c *config) { c.create = true } }
+
+// WithPollClock sets the clock the waits between polls of a long-running
+// write run on (default interceptor.WallClock()). Give it the clock given
+// to interceptor.WithClock: a test whose Retrier and fake run on a
+// virtual clock (iamtest.VirtualClock) must poll on it too, or a delayed
+// operation is waited for in real time. A nil clock is refused.
+func WithPollClock(clk interceptor.Clock) Option {
+	return func(c *config) {
+		if clk == nil {
+			c.errs = append(c.errs, errors.New("WithPollClock(nil): give the Retrier's clock (interceptor.WallClock() in production)"))
+			return
+		}
+		c.clock = clk
+	}
+}
+
+// WithPollInterval sets the first wait between two polls of an operation
+// that is not done (default DefaultPollInterval); the waits double up to
+// MaxPollInterval, or d when it is longer. d must be > 0.
+func WithPollInterval(d time.Duration) Option {
+	return func(c *config) {
+		if d <= 0 {
+			c.errs = append(c.errs, fmt.Errorf("WithPollInterval(%v): the wait between polls must be > 0 (default %v)", d, DefaultPollInterval))
+			return
+		}
+		c.poll = d
+	}
+}
+
+// NewUpdater returns an Updater that reads and writes deny policies through
+// c and runs each read-modify-write on r (interceptor.Transact): it shares
+// r's retry budget, clock, random source, meter, observers, logger,
+// backoff and retry deadline with every other face of r. r's per-attempt
+// timeout bounds each GetPolicy call, and each write together with the
+// wait for its operation. Reruns after a conflict follow
+// WithConflictBackoff's schedule and never count toward r's attempt cap.
+// A nil c, a nil r or one not built by interceptor.New, and invalid
+// options give an error naming each, and no Updater.
+//
+// The Updater owns the retries of the calls it makes: their context is
+// marked, so that r's interceptor (or RoundTripper) beneath c passes them
+// through, and each call and poll carries gax.WithRetry(nil).
+func NewUpdater(c Client, r *interceptor.Retrier, opts ...Option) (*Updater, error) {
+	cfg := config{clock: interceptor.WallClock(), poll: DefaultPollInterval}
+	if isNil(c) {
+		cfg.errs = append(cfg.errs, errors.New("NewUpdater needs a Client (iam/apiv2's PoliciesClient, gRPC or REST); got nil"))
+	}
+	switch {
+	case r == nil:
+		cfg.errs = append(cfg.errs, errors.New("NewUpdater needs the *interceptor.Retrier it runs on; got nil (build one with interceptor.New)"))
+	case !built(r):
+		cfg.errs = append(cfg.errs, errors.New("NewUpdater: the Retrier was not built by interceptor.New (a zero Retrier has no schedule, clock or budget): build it with interceptor.New"))
+	}
+	for i, o := range opts {
+		if o == nil {
+			cfg.errs = append(cfg.errs, fmt.Errorf("NewUpdater: option %d of %d is nil", i+1, len(opts)))
+			continue
+		}
+		o(&cfg)
+	}
+	if len(cfg.errs) > 0 {
+		for i, e := range cfg.errs {
+			cfg.errs[i] = fmt.Errorf("iamretry/deny: %w", e)
+		}
+		return nil, errors.Join(cfg.errs...)
+	}
+	return &Updater{c: c, r: r, conflicts: cfg.conflicts, create: cfg.create, clock: cfg.clock, poll: cfg.poll}, nil
+}
+
+// built reports whether r was built by interceptor.New: each method of a
+// Retrier that was not panics, naming New.
+func built(r *interceptor.Retrier) (ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	r.Backoff()
+	return true
+}
+
+func isNil(c Client) bool {
+	if c == nil {
+		return true
+	}
+	v := reflect.ValueOf(c)
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan:
+		return v.IsNil()
+	}
+	return false
+}
+
+// Update applies the changes, in order, to the rules of the deny policy
+// name (policies/{attachment_point}/denypolicies/{policy_id}, the attachment
+// point URL-encoded: policies/cloudresourcemanager.googleapis.com%2Fprojects%2Fmy-project/denypolicies/my-policy)
+// and returns the policy as it stands after them: the policy written, or
+// the policy read when nothing changed (then nothing is written).
+//
+// It reads the policy with GetPolicy, applies the changes to a copy, and
+// when something changed writes it with UpdatePolicy carrying the etag read
+// (IAM updates only the rules and the display name), then waits for the
+// update's long-running operation within the same context, polling it
+// (GetOperation) with waits that start at WithPollInterval's and double.
+// It reruns the whole from the read, never the write alone: after a
+// conflict (ABORTED, from the call or as the operation's error: a stale
+// etag may surface either way; FAILED_PRECONDITION when a fresh read shows
+// the etag moved) and after a transient failure of the read, the write or
+// a poll (a failed poll is a failed write: the fresh read and the
+// idempotent changes find out whether it landed). Adding a rule that is
+// there, or removing one that is not, changes nothing, so every change
+// lands exactly once.
+//
+// The wait for an operation is bounded by ctx and by r's per-attempt
+// timeout (which bounds each write with its wait: a wait it cuts off is a
+// transient failure, followed by a fresh read), not by r's retry deadline,
+// which counts from a failure: IAM does not say how long its operations
+// take, so give ctx a deadline.
+//
+// With CreateIfAbsent, a policy that does not exist is created holding the
+// rules the changes add; when they add none, nothing is created and Update
+// returns nil, nil.
+//
+// Changes made by neither AddRule nor RemoveRule, malformed rules, no
+// change at all and a malformed name are refused before any call, with an
+// error whose gRPC code is INVALID_ARGUMENT naming each. Otherwise it
+// returns the last error unchanged (see interceptor.Transact), or, when ctx
+// ends during a wait, an error whose code is the context's and that wraps
+// the last one.
+func (u *Updater) Update(ctx context.Context, name string, changes ...Change) (*iampb.Policy, error) {
+	parent, id, err := splitName(name, u.create)
+	if err != nil {
+		return nil, invalid(name, err)
+	}
+	if err := checkChanges(name, changes); err != nil {
+		return nil, err
+	}
+	t := &txn{u: u, name: name, parent: parent, id: id, changes: changes}
+	s, err := interceptor.Transact(ctx, u.r, interceptor.ReadModifyWrite[state]{
+		Method:    UpdateMethod,
+		Resource:  name,
+		Read:      t.read,
+		Modify:    t.modify,
+		Write:     t.write,
+		Etag:      etagOf,
+		Conflicts: u.conflicts,
+		Classify:  t.classify,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.p, nil
+}
+
+// splitName parses policies/{attachment_point}/denypolicies/{policy_id}
+// into its parent (policies/{attachment_point}/denypolicies) and its ID.
+func splitName(name string, create bool) (parent, id string, err error) {
+	segs := strings.Split(name, "/")
+	const form = "a deny policy is named policies/{attachment_point}/denypolicies/{policy_id}, the attachment point URL-encoded (policies/cloudresourcemanager.googleapis.com%2Fprojects%2Fmy-project/denypolicies/my-policy)"
+	switch {
+	case len(segs) > 4 && segs[0] == "policies" && segs[len(segs)-2] == "denypolicies":
+		return "", "", fmt.Errorf("invalid name %q: the attachment point must be URL-encoded, its slashes written %%2F: %s", name, form)
+	case len(segs) != 4 || segs[0] != "policies" || segs[1] == "" || segs[2] != "denypolicies" || segs[3] == "":
+		return "", "", fmt.Errorf("invalid name %q: %s", name, form)
+	}
+	if create && !validPolicyID(segs[3]) {
+		return "", "", fmt.Errorf("invalid policy ID %q (CreateIfAbsent would create it): a policy ID is 3 to 63 characters: lowercase letters, digits, dashes and periods, starting with a lowercase letter", segs[3])
+	}
+	return strings.Join(segs[:3], "/"), segs[3], nil
+}
+
+// validPolicyID reports whether id is a policy ID CreatePolicy accepts
+// (policy.proto: "The ID must contain 3 to 63 characters. It can contain
+// lowercase letters and numbers, as well as dashes (-) and periods (.).
+// The first character must be a lowercase letter.").
+func validPolicyID(id string) bool {
+	if len(id) < 3 || len(id) > 63 || id[0] < 'a' || id[0] > 'z' {
+		return false
+	}
+	return strings.Trim(id, "abcdefghijklmnopqrstuvwxyz0123456789-.") == ""
+}
+
+// state is what a read found: the policy, or that there is none (only with
+// CreateIfAbsent).
+type state struct {
+	p      *iampb.Policy
+	absent bool
+}
+
+// absentEtag is the etag Transact is given for a policy that does not
+// exist: not empty (that would be refused as a blind overwrite), and never
+// one IAM makes.
+const absentEtag = "\x00absent"
+
+func etagOf(s state) string {
+	if s.absent {
+		return absentEtag
+	}
+	return s.p.GetEtag()
+}
+
+// txn is one Update: the Read, Modify and Write of its Transact.
+type txn struct {
+	u       *Updater
+	name    string
+	parent  string
+	id      string
+	changes []Change
+	// updating: the last write was an UpdatePolicy (not a create).
+	updating bool
+}
+
+func (t *txn) read(ctx context.Context) (state, error) {
+	p, err := t.u.c.GetPolicy(ctx, &iampb.GetPolicyRequest{Name: t.name}, noGAXRetry)
+	if err != nil {
+		if t.u.create && codes.CodeOf(err) == grpccodes.NotFound {
+			return state{absent: true}, nil
+		}
+		return state{}, err
+	}
+	if p == nil {
+		return state{}, status.Error(grpccodes.Internal, "GetPolicy answered no policy")
+	}
+	return state{p: p}, nil
+}
+
+// modify applies the changes to a copy of the policy read (an empty one
+// when it is absent).
+func (t *txn) modify(s state) (state, bool, error) {
+	work := &iampb.Policy{}
+	if !s.absent {
+		work = proto.Clone(s.p).(*iampb.Policy)
+	}
+	changed := false
+	for _, c := range t.changes {
+		if c.apply(work) {
+			changed = true
+		}
+	}
+	if !changed {
+		return s, false, nil
+	}
+	return state{p: work, absent: s.absent}, true, nil
+}
+
+func (t *txn) write(ctx context.Context, s state) (state, error) {
+	t.updating = !s.absent
+	var (
+		op  operation
+		err error
+	)
+	if s.absent {
+		var cop *iamv2.CreatePolicyOperation
+		cop, err = t.u.c.CreatePolicy(ctx, &iampb.CreatePolicyRequest{Parent: t.parent, PolicyId: t.id, Policy: s.p}, noGAXRetry)
+		if cop != nil {
+			op = cop
+		}
+	} else {
+		var uop *iamv2.UpdatePolicyOperation
+		uop, err = t.u.c.UpdatePolicy(ctx, &iampb.UpdatePolicyRequest{Policy: s.p}, noGAXRetry)
+		if uop != nil {
+			op = uop
+		}
+	}
+	if err != nil {
+		return state{}, err
+	}
+	if op == nil {
+		return state{}, status.Error(grpccodes.Internal, "the write answered no operation")
+	}
+	p, err := t.u.wait(ctx, op)
+	if err != nil {
+		return state{}, err
+	}
+	return state{p: p}, nil
+}
+
+// classify makes what CreateIfAbsent knows to be a concurrent change a
+// conflict: a create that lost the race (ALREADY_EXISTS, which codes.CodeOf
+// reads from a REST body that gax reports as ABORTED), and an update of a
+// policy deleted since the read (NOT_FOUND).
+func (t *txn) classify(err error) (codes.Class, bool) {
+	if !t.u.create {
+		return codes.Permanent, false
+	}
+	switch codes.CodeOf(err) {
+	case grpccodes.AlreadyExists:
+		return codes.Conflict, true
+	case grpccodes.NotFound:
+		if t.updating {
+			return codes.Conflict, true
+		}
+	}
+	return codes.Permanent, false
+}
+
+// operation is a long-running write: iam/apiv2's CreatePolicyOperation and
+// UpdatePolicyOperation.
+type operation interface {
+	Poll(ctx context.Context, opts ...gax.CallOption) (*iampb.Policy, error)
+	Done() bool
+}
+
+// wait polls op until it is done, within ctx. A poll is a read: one
+// GetOperation call (none once the operation is done), never a repeat of
+// the write. It returns the policy the operation answered, the
+// operation's error (a stale etag among them), or the poll's failure.
+func (u *Updater) wait(ctx context.Context, op operation) (*iampb.Policy, error) {
+	for n := 0; ; n++ {
+		p, err := op.Poll(ctx, noGAXRetry)
+		if err != nil {
+			return nil, err
+		}
+		if op.Done() {
+			if p == nil {
+				return nil, status.Error(grpccodes.Internal, "the operation completed with no policy")
+			}
+			return p, nil
+		}
+		if err := u.clock.Sleep(ctx, u.pollDelay(n)); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// pollDelay is the wait after the n-th poll (from 0) that found the
+// operation not done.
+func (u *Updater) pollDelay(n int) time.Duration {
+	limit := max(MaxPollInterval, u.poll)
+	d := u.poll
+	for range n {
+		if d >= limit/2 {
+			return limit
+		}
+		d *= 2
+	}
+	return min(d, limit)
+}
