@@ -12,6 +12,7 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
+	rpccode "google.golang.org/genproto/googleapis/rpc/code"
 	grpccodes "google.golang.org/grpc/codes"
 
 	"github.com/iamretry/iamretry/codes"
@@ -368,13 +369,14 @@ func codeIndex(err error) int {
 	return int(c)
 }
 
-// codeNames are the gRPC codes as grpc.status spells them (gRFC A66).
-var codeNames = [numCodes]string{
-	"OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED",
-	"NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED",
-	"FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED",
-	"INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED",
-}
+// codeNames are the gRPC codes as grpc.status spells them (gRFC A66), the
+// names of google.rpc.Code, indexed by code for the hot path.
+var codeNames = func() (names [numCodes]string) {
+	for c := range names {
+		names[c] = rpccode.Code_name[int32(c)]
+	}
+	return names
+}()
 
 // statusName is the name of err's gRPC code ("OK" for nil).
 func statusName(err error) string { return codeNames[codeIndex(err)] }
