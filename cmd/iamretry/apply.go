@@ -237,9 +237,12 @@ type resState struct {
 	// ambiguous: a write failed in a way that may have committed (a lost
 	// answer), so a rerun that finds nothing to do did change the policy.
 	ambiguous bool
-	// lastChanged, lastAdded, lastRemoved: the last run of the mutations.
-	lastChanged            bool
-	lastAdded, lastRemoved int
+	// lastChanged, lastAdded, lastRemoved: the last run of the mutations;
+	// wroteAdded, wroteRemoved: those of the last write that succeeded or
+	// may have committed.
+	lastChanged              bool
+	lastAdded, lastRemoved   int
+	wroteAdded, wroteRemoved int
 	outcome                string // see the outcome constants
 	err                    error
 	plan                   []string // --dry-run: "+ ROLE  MEMBER", "- ..."
@@ -601,9 +604,10 @@ func (c *routedClient) SetIamPolicy(ctx context.Context, req *iampb.SetIamPolicy
 	r := proto.Clone(req).(*iampb.SetIamPolicyRequest)
 	r.Resource = st.res.rel
 	p, err := cl.SetIamPolicy(ctx, r, opts...)
-	if err != nil && iamcodes.OfError(err) == iamcodes.Transient {
+	if committed, maybe := err == nil, err != nil && iamcodes.OfError(err) == iamcodes.Transient; committed || maybe {
 		st.mu.Lock()
-		st.ambiguous = true // the write may have committed
+		st.ambiguous = st.ambiguous || maybe // the write may have committed
+		st.wroteAdded, st.wroteRemoved = st.lastAdded, st.lastRemoved
 		st.mu.Unlock()
 	}
 	return p, err

@@ -30,7 +30,7 @@ type applyOutput struct {
 	firstErr error
 
 	total, done, running int
-	counts                map[string]int
+	counts               map[string]int
 	// --dry-run prints the plan in the file's order: a resource's event
 	// waits here until those before it are printed.
 	held []*applyResourceEvent
@@ -238,7 +238,7 @@ func (o *applyOutput) finished(_ *applyRun, st *resState) {
 	ev := applyResourceEvent{Resource: st.res.name, Line: st.res.line, Outcome: st.outcome, Attempts: st.attempts,
 		Writes: st.writes, Plan: st.plan, TookMS: st.took.Milliseconds()}
 	if st.outcome == outChanged {
-		ev.Added, ev.Removed = st.lastAdded, st.lastRemoved
+		ev.Added, ev.Removed = st.wroteAdded, st.wroteRemoved
 	}
 	if st.err != nil {
 		ev.Code, ev.Error = failure(st.err)
