@@ -455,8 +455,8 @@ func (run *applyRun) observe(_ context.Context, a interceptor.Attempt) {
 		}
 	}
 	st.mu.Unlock()
-	if a.Reason != interceptor.Succeeded {
-		run.out.retry(st.res.name, a)
+	if a.Reason != interceptor.Succeeded && !(run.stopping.Load() && !a.Retrying) {
+		run.out.retry(st.res.name, a) // (an abandoned one is told by its resource's line)
 	}
 }
 

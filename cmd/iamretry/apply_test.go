@@ -601,10 +601,10 @@ func TestApplyWaitsForNewServiceAccount(t *testing.T) {
 func TestApplySignals(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {
-			fake := startFakeProc(t, "--latency", "40ms")
+			fake := startFakeProc(t, "--latency", "30ms")
 			var b strings.Builder
 			b.WriteString("resources:\n")
-			const n = 40
+			const n = 20
 			for i := range n {
 				fmt.Fprintf(&b, "  - resource: projects/s%d\n    add: [{role: roles/viewer, member: \"user:a@example.com\"}, {role: roles/editor, member: \"user:b@example.com\"}]\n", i)
 			}
@@ -652,5 +652,41 @@ func TestApplySignals(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestApplySignalAbandonsWait: a signal abandons at once a read-modify-write
+// that waits to run again (here after UNAVAILABLE, on the guidance's real
+// schedule: a wait of 1 s or more); it does not wait for --grace.
+func TestApplySignalAbandonsWait(t *testing.T) {
+	fake := startFakeProc(t, "--fail-rate", "1")
+	path := writeTemp(t, "wait.yaml", "resources:\n  - {resource: projects/w, add: [{role: roles/viewer, member: allUsers}]}\n")
+	cmd := exec.Command(builtBinary(t), "apply", "-f", path, "--endpoint", fake.grpcAddr, "--insecure", "--grace", "1m")
+	out, errb := &syncBuffer{}, &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	if _, ok := errb.waitLine("iamretry: projects/w: attempt 1: UNAVAILABLE", done); !ok {
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("no retry:\n%s%s", out.String(), errb.String())
+	}
+	sent := time.Now()
+	cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatal("apply did not end after SIGINT")
+	}
+	if took := time.Since(sent); took > 20*time.Second {
+		t.Errorf("ended %v after SIGINT: it waited for --grace", took)
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 130 || !strings.Contains(out.String(), "projects/w: interrupted before any write") {
+		t.Errorf("exit %d:\n%s%s", code, out.String(), errb.String())
 	}
 }
