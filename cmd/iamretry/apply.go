@@ -243,9 +243,9 @@ type resState struct {
 	lastChanged              bool
 	lastAdded, lastRemoved   int
 	wroteAdded, wroteRemoved int
-	outcome                string // see the outcome constants
-	err                    error
-	plan                   []string // --dry-run: "+ ROLE  MEMBER", "- ..."
+	outcome                  string // see the outcome constants
+	err                      error
+	plan                     []string // --dry-run: "+ ROLE  MEMBER", "- ..."
 }
 
 // Outcomes of a resource.

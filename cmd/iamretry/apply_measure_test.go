@@ -140,4 +140,3 @@ func codesOf(rs []procResult) []int {
 	}
 	return out
 }
-
