@@ -270,6 +270,7 @@ type applyRun struct {
 	byKey    map[string]*resState
 	states   []*resState
 	stopping atomic.Bool
+	stopCh   chan struct{} // closed by stop
 	out      *applyOutput
 }
 
@@ -289,7 +290,7 @@ func runApply(ctx context.Context, cio *cmdIO, f *applyFlags) (err error) {
 	if err != nil {
 		return err
 	}
-	run := &applyRun{f: f, file: file, byKey: map[string]*resState{}}
+	run := &applyRun{f: f, file: file, byKey: map[string]*resState{}, stopCh: make(chan struct{})}
 	for i, r := range file.resources {
 		st := &resState{res: r, index: i, outcome: outNotStarted}
 		run.states = append(run.states, st)
@@ -408,11 +409,15 @@ func (run *applyRun) each(ctx context.Context, fn func(context.Context, *resStat
 			}
 		})
 	}
+dispatch:
 	for _, st := range run.states {
-		if run.stopping.Load() || ctx.Err() != nil {
-			break
+		select {
+		case jobs <- st:
+		case <-run.stopCh:
+			break dispatch
+		case <-ctx.Done():
+			break dispatch
 		}
-		jobs <- st
 	}
 	close(jobs)
 	wg.Wait()
@@ -423,6 +428,7 @@ func (run *applyRun) each(ctx context.Context, fn func(context.Context, *resStat
 // the wire finishes that read-modify-write (abandoned after --grace).
 func (run *applyRun) stop() {
 	run.stopping.Store(true)
+	close(run.stopCh)
 	for _, st := range run.states {
 		st.mu.Lock()
 		if st.running && st.waiting {

@@ -89,6 +89,27 @@ func TestApplyMeasure(t *testing.T) {
 	t.Logf("first run: %d processes, exit codes %v, wall time %v", procs, codesOf(first), wall.Round(time.Millisecond))
 	t.Logf("writes per resource (all processes): min %d, median %d, max %d, mean %.2f, total %d over %d resources; histogram %v",
 		ws[0], ws[len(ws)/2], ws[len(ws)-1], float64(sum)/float64(len(ws)), sum, len(ws), hist)
+	// Each process listing a resource has grants of its own to add, so a
+	// resource needs at least one write per process that lists it; the
+	// rest are writes that conflicted or lost their answer.
+	listedBy := map[string]int{}
+	for i := range procs {
+		for r := 10 * i; r < 10*i+perFile; r++ {
+			listedBy[fmt.Sprintf("projects/m%d", r)]++
+		}
+	}
+	for n := 1; n <= procs; n++ {
+		res, w := 0, 0
+		for name, c := range listedBy {
+			if c == n {
+				res++
+				w += writes[name]
+			}
+		}
+		if res > 0 {
+			t.Logf("resources listed by %d file(s): %d, writes a resource %.2f (at least %d needed)", n, res, float64(w)/float64(res), n)
+		}
+	}
 	at := 0
 	for _, a := range attempts {
 		at += a

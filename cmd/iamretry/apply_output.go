@@ -125,7 +125,8 @@ func (o *applyOutput) draw() {
 			parts = append(parts, fmt.Sprintf("%d %s", n, strings.ReplaceAll(k, "_", " ")))
 		}
 	}
-	fmt.Fprintf(o.stderr, "\r\033[K[%d/%d] %s; %d under way", o.done, o.total, strings.Join(parts, ", "), o.running)
+	parts = append(parts, fmt.Sprintf("%d under way", o.running))
+	fmt.Fprintf(o.stderr, "\r\033[K[%d/%d] %s", o.done, o.total, strings.Join(parts, ", "))
 	o.drawn = true
 }
 

@@ -39,7 +39,8 @@ var (
 )
 
 // builtBinary builds the iamretry binary once (go build into a temporary
-// directory, removed when the tests end: removeBuiltBinary in TestMain).
+// directory, removed when the tests end: removeBuiltBinary in TestMain),
+// with the race detector when the tests run with it.
 func builtBinary(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
@@ -51,7 +52,11 @@ func builtBinary(t *testing.T) string {
 			return
 		}
 		binPath = filepath.Join(binDir, "iamretry")
-		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		args := []string{"build", "-o", binPath}
+		if raceBuild {
+			args = append(args, "-race")
+		}
+		out, err := exec.Command("go", append(args, ".")...).CombinedOutput()
 		if err != nil {
 			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
 		}
