@@ -175,7 +175,8 @@ type procResult struct {
 	stdout, stderr string
 }
 
-// applyProc runs the binary with args (stdin: in) to its end.
+// applyProc runs the binary with args (stdin: in) to its end; a process
+// that runs past applyTimeout is killed and reported, with exit code -1.
 func applyProc(t *testing.T, in string, args ...string) procResult {
 	t.Helper()
 	cmd := exec.Command(builtBinary(t), args...)
@@ -188,13 +189,18 @@ func applyProc(t *testing.T, in string, args ...string) procResult {
 	go func() { cmd.Wait(); close(done) }()
 	select {
 	case <-done:
-	case <-time.After(60 * time.Second):
+	case <-time.After(applyTimeout):
 		cmd.Process.Kill()
 		<-done
-		t.Fatalf("%v ran for more than 60 s:\n%s\n%s", args, out.String(), errb.String())
+		t.Errorf("%v ran for more than %v:\n%s\n%s", args, applyTimeout, out.String(), errb.String())
+		return procResult{code: -1, stdout: out.String(), stderr: errb.String()}
 	}
 	return procResult{code: cmd.ProcessState.ExitCode(), stdout: out.String(), stderr: errb.String()}
 }
+
+// applyTimeout bounds one apply process of a test (it may be called from
+// goroutines other than the test's: it reports with t.Errorf).
+var applyTimeout = 60 * time.Second
 
 func writeTemp(t *testing.T, name, content string) string {
 	t.Helper()
