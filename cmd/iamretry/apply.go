@@ -116,8 +116,8 @@ func applyCommand() *command {
 		flags: func(fs *flag.FlagSet) func(context.Context, *cmdIO, []string) error {
 			f := &applyFlags{}
 			file := &fileFlag{p: &f.file}
-			fs.Var(file, "f", "the file of resources and grants, YAML or JSON; - reads stdin (required)")
-			fs.Var(file, "file", "the same as -f")
+			fs.Var(file, "f", "the `FILE` of resources and grants, YAML or JSON; - reads stdin (required)")
+			fs.Var(file, "file", "the same as -f `FILE`")
 			fs.BoolVar(&f.dryRun, "dry-run", false, "read every policy and print what would change; write nothing")
 			fs.BoolVar(&f.json, "json", false, "print one JSON object a line (an event per resource, then a summary) instead of text")
 			fs.IntVar(&f.parallel, "parallel", 8, applyParallelUsage)
