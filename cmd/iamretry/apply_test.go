@@ -92,6 +92,7 @@ func startFakeProc(t *testing.T, flags ...string) *fakeProc {
 	cmd := exec.Command(bin, append([]string{"fake-server", "--listen", "127.0.0.1:0", "--rest-listen", "127.0.0.1:0"}, flags...)...)
 	out := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
+	dieWithTest(cmd)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -182,6 +183,7 @@ func applyProc(t *testing.T, in string, args ...string) procResult {
 	cmd := exec.Command(builtBinary(t), args...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr, cmd.Stdin = &out, &errb, strings.NewReader(in)
+	dieWithTest(cmd)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -625,6 +627,7 @@ func TestApplySignals(t *testing.T) {
 			out := &syncBuffer{}
 			var errb bytes.Buffer
 			cmd.Stdout, cmd.Stderr = out, &errb
+			dieWithTest(cmd)
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
@@ -675,6 +678,7 @@ func TestApplySignalAbandonsWait(t *testing.T) {
 	cmd := exec.Command(builtBinary(t), "apply", "-f", path, "--endpoint", fake.grpcAddr, "--insecure", "--grace", "1m")
 	out, errb := &syncBuffer{}, &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, errb
+	dieWithTest(cmd)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
