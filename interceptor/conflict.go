@@ -69,26 +69,6 @@ const (
 	spreadLaterFloor = time.Second           // but wait up to at least this
 )
 
-// Delay returns the wait before the rerun that follows conflict n (n = 0
-// for a call's first conflict) given a uniform r in [0, 1), on the default
-// Backoff, when the first conflict was just now: it is DelayAfter(n, 0, r).
-func (s ConflictBackoff) Delay(n int, r float64) time.Duration {
-	return s.delay(DefaultBackoff(), n, 0, r, 0)
-}
-
-// DelayAfter returns the wait before the rerun that follows conflict n (n =
-// 0 for a call's first conflict) given a uniform r in [0, 1), on the default
-// Backoff, when the call's first conflict was since ago (an Updater counts
-// it on its Retrier's clock). DocumentedConflicts gives
-// DefaultBackoff().Delay(n, r) whatever since is. It is a pure function,
-// and never negative: an r outside [0, 1) is clamped (NaN counts as 0), a
-// negative since counts as 0. An Updater uses its Retrier's Backoff instead
-// of the default (for DocumentedConflicts) and caps every wait at its
-// maximum_backoff.
-func (s ConflictBackoff) DelayAfter(n int, since time.Duration, r float64) time.Duration {
-	return s.delay(DefaultBackoff(), n, since, r, 0)
-}
-
 // delay is the wait before the rerun that follows conflict n, on Backoff b,
 // when the call's first conflict was since ago. room, when > 0, is the time
 // left before the call's earlier deadline (its retry deadline or its
