@@ -66,8 +66,7 @@ func (c *VirtualClock) Sleep(ctx context.Context, d time.Duration) error { retur
 // Go runs f(ctx, i) for i = 1..n, each on its own goroutine and as a thread
 // of the clock, and returns when all have returned. Its caller must be a
 // thread itself (a goroutine outside Go, or a thread of an enclosing Go).
-// Thread(ctx) tells the threads apart; sleepers due at one instant wake in
-// the order of their thread numbers.
+// Sleepers due at one instant wake in the order of their threads' i.
 func (c *VirtualClock) Go(ctx context.Context, n int, f func(ctx context.Context, i int)) {
 	c.c.Go(ctx, n, f)
 }
@@ -84,7 +83,3 @@ func (c *VirtualClock) Advance(d time.Duration) {
 
 // Sleeps returns every completed wait so far, in the order of the wake-ups.
 func (c *VirtualClock) Sleeps() []time.Duration { return c.c.Sleeps() }
-
-// Thread returns the number (1..n) of the thread of VirtualClock.Go that ctx
-// belongs to, the innermost one, or 0 for a context from outside Go.
-func Thread(ctx context.Context) int { return vclock.Thread(ctx) }

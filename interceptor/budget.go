@@ -14,11 +14,12 @@ const (
 	// DefaultBudgetPerSecond lets 10 retries a second through on top of the
 	// ratio, so that a process with few calls can still retry.
 	DefaultBudgetPerSecond = 10
-	// BudgetBank is the most retries the ratio part of a budget saves up:
-	// it remembers the deposits of the last BudgetBank/ratio calls (500 at
-	// the default 20%), which is what "recent" means.
-	BudgetBank = 100
 )
+
+// budgetBank is the most retries the ratio part of a budget saves up: it
+// remembers the deposits of the last budgetBank/ratio calls (500 at the
+// default 20%), which is what "recent" means.
+const budgetBank = 100
 
 // micro is the ratio bucket's unit: it counts millionths of a retry, so a
 // ratio is kept to the nearest millionth and MinBudgetRatio is the smallest
@@ -35,7 +36,7 @@ const MinBudgetRatio = 1.0 / micro
 // retry budget: two token buckets.
 //
 //   - The ratio bucket: every call deposits ratio tokens when it starts (up
-//     to BudgetBank tokens); it starts full. With ratio 0 it is empty. Depositing is one atomic load
+//     to budgetBank tokens); it starts full. With ratio 0 it is empty. Depositing is one atomic load
 //     when the bucket is full (a healthy service) and reads no clock.
 //   - The floor bucket: refills at perSecond tokens a second, up to one
 //     second's worth (at least one token); it starts full. It is read only
@@ -60,7 +61,7 @@ type budget struct {
 func newBudget(ratio, perSecond float64) *budget {
 	b := &budget{
 		ratio:     int64(math.Round(ratio * micro)),
-		bank:      BudgetBank * micro,
+		bank:      budgetBank * micro,
 		perSecond: perSecond,
 		floorCap:  math.Max(1, perSecond),
 	}
@@ -117,8 +118,9 @@ func (b *budget) withdraw(now time.Time) bool {
 }
 
 // WithRetryBudget sets the Retrier's retry budget, shared by all its calls:
-// retries may reach ratio of recent calls plus perSecond a second (see
-// BudgetBank for "recent"). A retry the budget refuses is not made: the call
+// retries may reach ratio of recent calls plus perSecond a second (the
+// ratio part saves up at most 100 retries: "recent" is the last 100/ratio
+// calls, 500 at 20%). A retry the budget refuses is not made: the call
 // returns its last error at once, and observers see Reason BudgetExhausted.
 // The budget is on by default with DefaultBudgetRatio (20%) and
 // DefaultBudgetPerSecond (10/s), generous enough that a healthy service

@@ -12,17 +12,14 @@ import (
 	"github.com/iamretry/iamretry/codes"
 )
 
-// Defaults of WaitVisible.
-const (
-	// DefaultConsecutiveReads is how many reads in a row must succeed before
-	// WaitVisible trusts a new resource: 3, as Terraform's Google provider
-	// waits for 3 consecutive successful reads of a new service account.
-	DefaultConsecutiveReads = 3
-	// DefaultPermissionDeniedRetries is how many PERMISSION_DENIED answers
-	// WaitVisible retries before the first good read (see
-	// PermissionDeniedRetries).
-	DefaultPermissionDeniedRetries = 5
-)
+// DefaultConsecutiveReads is how many reads in a row must succeed before
+// WaitVisible trusts a new resource: 3, as Terraform's Google provider
+// waits for 3 consecutive successful reads of a new service account.
+const DefaultConsecutiveReads = 3
+
+// defaultPermissionDeniedRetries is how many PERMISSION_DENIED answers
+// WaitVisible retries before the first good read (PermissionDeniedRetries).
+const defaultPermissionDeniedRetries = 5
 
 // reasonIAMPermissionDenied is the google.rpc.ErrorInfo reason IAM gives a
 // PERMISSION_DENIED that may mean "not visible to you yet".
@@ -52,14 +49,14 @@ func ConsecutiveReads(n int) VisibleOption {
 }
 
 // PermissionDeniedRetries caps how many PERMISSION_DENIED answers WaitVisible
-// retries before its first good read (default
-// DefaultPermissionDeniedRetries): the next one is returned at once. It
+// retries before its first good read (default 5): the next one is
+// returned at once. It
 // must be >= 0; 0 retries none. Only an answer whose google.rpc.ErrorInfo
 // reason is IAM_PERMISSION_DENIED, or that has none, is ever retried.
 func PermissionDeniedRetries(n int) VisibleOption {
 	return func(c *visibleConfig) {
 		if n < 0 {
-			c.errs = append(c.errs, fmt.Errorf("PermissionDeniedRetries(%d): the cap must be >= 0 (0: never retry PERMISSION_DENIED; default %d)", n, DefaultPermissionDeniedRetries))
+			c.errs = append(c.errs, fmt.Errorf("PermissionDeniedRetries(%d): the cap must be >= 0 (0: never retry PERMISSION_DENIED; default %d)", n, defaultPermissionDeniedRetries))
 			return
 		}
 		c.pdRetries = n
@@ -130,7 +127,7 @@ func (e *UnconfirmedError) Error() string {
 // WithMaxAttempts are refused with an error naming them, before any read.
 func WaitVisible[T any](ctx context.Context, r *Retrier, name string, read func(context.Context) (T, error), opts ...VisibleOption) (T, error) {
 	var zero T
-	c := visibleConfig{reads: DefaultConsecutiveReads, pdRetries: DefaultPermissionDeniedRetries}
+	c := visibleConfig{reads: DefaultConsecutiveReads, pdRetries: defaultPermissionDeniedRetries}
 	for i, o := range opts {
 		if o == nil {
 			c.errs = append(c.errs, fmt.Errorf("option %d of %d is nil", i+1, len(opts)))
