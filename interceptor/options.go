@@ -25,6 +25,7 @@ const (
 // changes it, so calls read it without locks.
 type config struct {
 	backoff       Backoff
+	maxBackoff    time.Duration // WithMaxBackoff's, applied over backoff by validate; 0: none
 	deadline      time.Duration
 	maxAttempts   int
 	perAttempt    time.Duration
@@ -73,7 +74,8 @@ func (c *config) fail(format string, args ...any) {
 
 // WithBackoff sets the backoff schedule. Initial must be > 0, Multiplier a
 // finite number >= 1, Max >= Initial; a nil Jitter is the documented one,
-// AdditiveJitter(time.Second). The default is DefaultBackoff().
+// AdditiveJitter(time.Second). The default is DefaultBackoff(). A
+// WithMaxBackoff replaces b.Max, whichever of the two comes first.
 func WithBackoff(b Backoff) Option {
 	return func(c *config) {
 		ok := true
@@ -101,14 +103,14 @@ func WithBackoff(b Backoff) Option {
 
 // WithMaxBackoff sets the guidance's maximum_backoff, the longest wait
 // between two attempts (default 32 s). It must be > 0 and not below the
-// backoff's Initial.
+// backoff's Initial. It wins over a WithBackoff's Max, before or after it.
 func WithMaxBackoff(d time.Duration) Option {
 	return func(c *config) {
 		if d <= 0 {
 			c.fail("WithMaxBackoff(%v): the maximum backoff must be > 0 (the guidance: 32s or 64s)", d)
 			return
 		}
-		c.backoff.Max = d
+		c.maxBackoff = d
 	}
 }
 
@@ -254,6 +256,9 @@ func WithObserver(f func(context.Context, Attempt)) Option {
 
 // validate checks what no single option can: how options combine.
 func (c *config) validate() {
+	if c.maxBackoff > 0 {
+		c.backoff.Max = c.maxBackoff // whatever the order of WithBackoff and WithMaxBackoff
+	}
 	if b := c.backoff; b.Max < b.Initial {
 		c.fail("the maximum backoff (%v) is less than the backoff's Initial (%v): raise WithMaxBackoff or lower Initial", b.Max, b.Initial)
 	}
