@@ -118,22 +118,13 @@ func (b *budget) withdraw(now time.Time) bool {
 }
 
 // WithRetryBudget sets the Retrier's retry budget, shared by all its calls:
-// retries may reach ratio of recent calls plus perSecond a second (the
-// ratio part saves up at most 100 retries: "recent" is the last 100/ratio
-// calls, 500 at 20%). A retry the budget refuses is not made: the call
-// returns its last error at once, and observers see Reason BudgetExhausted.
-// The budget is on by default with DefaultBudgetRatio (20%) and
-// DefaultBudgetPerSecond (10/s), generous enough that a healthy service
-// never feels it, while a fleet-wide outage cannot turn into a retry storm.
-// A fresh Retrier starts with both buckets full, so a lone failing call runs
-// its whole documented schedule.
-//
-// Transient and 404 retries spend the budget; a read-modify-write's reruns
-// after a conflict do not (contention is bounded by the backoff and the
-// deadline). ratio must be 0 or in [MinBudgetRatio, 1] (it is kept to the
-// nearest millionth), perSecond a finite number >= 0, and not both 0 (to
-// never retry use WithMaxAttempts(1)). The success path's cost is one atomic
-// load (an atomic add while the bank refills); it reads no clock.
+// retries may reach ratio of recent calls (the ratio part saves up at most
+// 100 retries: the last 100/ratio calls) plus perSecond a second. A retry
+// it refuses is not made: the call returns its last error at once (Reason
+// BudgetExhausted). On by default (DefaultBudgetRatio, DefaultBudgetPerSecond),
+// starting full. A conflict's reruns spend none. ratio must be 0 or in
+// [MinBudgetRatio, 1], perSecond finite and >= 0, not both 0 (to never retry
+// use WithMaxAttempts(1)). A call that succeeds at once pays one atomic load.
 func WithRetryBudget(ratio, perSecond float64) Option {
 	return func(c *config) {
 		bad := false

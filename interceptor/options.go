@@ -146,19 +146,13 @@ func WithMaxAttempts(n int) Option {
 }
 
 // WithPerAttemptTimeout gives each attempt its own timeout: min(d, what is
-// left of the call's context and of the retry deadline). An attempt that runs
-// out of it is retried while the caller's own context lives, whatever the
-// classifier says of its error (the cut is the Retrier's own doing). Whether
-// it ran out is decided by its deadline, not by when its context says so: a
-// failure at or after the deadline did, and so did a DEADLINE_EXCEEDED (or
-// REST 504) that came at most a tenth of d (at most 1 s) before it, from a
-// server that shaves the deadline it received. A wait
-// that would end at the retry deadline is not started (the attempt after it
-// would have no time to reach the server): the call ends with the server's
-// last error. 0 (the default) means none. It must not be negative.
-// The timeout runs on the wall clock (it is a context deadline), and costs
-// a context and a timer per attempt, the first included. Under Transact (and
-// so a policy Updater) it bounds each Read and each Write call.
+// left of the call's context and of the retry deadline). An attempt it cuts
+// off (one that failed at its deadline, or with DEADLINE_EXCEEDED or 504 at
+// most a tenth of d, at most 1 s, before it) is retried while the caller's
+// context lives, whatever the classifier says. A wait that would end at the
+// retry deadline is not started. Under Transact it bounds each Read and
+// Write. 0 (the default) means none; it must not be negative. It runs on
+// the wall clock and costs a context and a timer per attempt.
 func WithPerAttemptTimeout(d time.Duration) Option {
 	return func(c *config) {
 		if d < 0 {
