@@ -221,9 +221,8 @@
 // (gRFC A66). grpc.status is the code's name on calls that ended in error;
 // iamretry.reason on gave_up is deadline, context_deadline, max_attempts,
 // budget, pushback, unsafe, body_not_replayable or context_done. Every
-// Retrier given the same
-// provider records into the same instruments, kept for the process's
-// lifetime.
+// Retrier given the same provider records into the same instruments, kept
+// for the process's lifetime.
 //
 // # Layout
 //
