@@ -63,8 +63,9 @@ func defaultClassify(_ string, err error) codes.Class { return codes.OfError(err
 
 // Option configures a Retrier (New, UnaryClientInterceptor), and so every
 // face that runs on it (the RoundTripper, Do, WaitVisible, Transact and the
-// policy Updater). Options apply in order; a later one overrides
-// an earlier one. An invalid option is never ignored: New returns an error
+// policy Updater). Options apply in order; a later one overrides an
+// earlier one, except that WithMaxBackoff wins over a WithBackoff's Max
+// either way. An invalid option is never ignored: New returns an error
 // that names it.
 type Option func(*config)
 
