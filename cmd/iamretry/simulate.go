@@ -152,9 +152,12 @@ func strategies(maxBackoff time.Duration) []herd.Strategy {
 // default first) and the jitters of the documented backoff, each truncated
 // at maxBackoff as the Updater truncates them. The spread schedule's waits
 // are those a real Transact sleeps (see conflictReplay).
-func conflictStrategies(maxBackoff time.Duration) []herd.Strategy {
-	spread := newConflictReplay(maxBackoff)
-	return append([]herd.Strategy{{Name: "spread (default)", After: spread.after}}, strategies(maxBackoff)...)
+func conflictStrategies(maxBackoff time.Duration) ([]herd.Strategy, error) {
+	spread, err := newConflictReplay(maxBackoff)
+	if err != nil {
+		return nil, err
+	}
+	return append([]herd.Strategy{{Name: "spread (default)", After: spread.after}}, strategies(maxBackoff)...), nil
 }
 
 // conflictReplay gives the wait the library's Transact sleeps after a
@@ -170,7 +173,6 @@ func conflictStrategies(maxBackoff time.Duration) []herd.Strategy {
 type conflictReplay struct {
 	mu      sync.Mutex // after may be called from several simulations at once
 	retrier *interceptor.Retrier
-	err     error // from interceptor.New
 	rmw     interceptor.ReadModifyWrite[struct{}]
 
 	now    time.Time
@@ -187,14 +189,18 @@ var errReplayed = errors.New("the replay has its wait")
 // replayEpoch is where a replay's clock starts; any time would do.
 var replayEpoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
-func newConflictReplay(maxBackoff time.Duration) *conflictReplay {
+func newConflictReplay(maxBackoff time.Duration) (*conflictReplay, error) {
 	x := &conflictReplay{}
-	x.retrier, x.err = interceptor.New(
+	r, err := interceptor.New(
 		interceptor.WithClock(x),
 		interceptor.WithRandom(func() float64 { return x.r }),
 		interceptor.WithMaxBackoff(maxBackoff),
 		interceptor.WithDeadline(0), // the simulator keeps each client's deadline
 	)
+	if err != nil {
+		return nil, err
+	}
+	x.retrier = r
 	aborted := status.Error(grpccodes.Aborted, "simulated concurrent change")
 	x.rmw = interceptor.ReadModifyWrite[struct{}]{
 		Method: "iamretry.simulate/Conflict",
@@ -203,7 +209,7 @@ func newConflictReplay(maxBackoff time.Duration) *conflictReplay {
 		Write:  func(context.Context, struct{}) (struct{}, error) { return struct{}{}, aborted },
 		Etag:   func(struct{}) string { return "etag" },
 	}
-	return x
+	return x, nil
 }
 
 // after is a herd.Strategy's After. A replay that does not end with its
@@ -212,9 +218,6 @@ func newConflictReplay(maxBackoff time.Duration) *conflictReplay {
 func (x *conflictReplay) after(n int, since time.Duration, r float64) time.Duration {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if x.err != nil {
-		return -1
-	}
 	x.now, x.n, x.since, x.r, x.sleeps, x.wait = replayEpoch, n, since, r, 0, -1
 	if _, err := interceptor.Transact(context.Background(), x.retrier, x.rmw); !errors.Is(err, errReplayed) {
 		return -1
@@ -277,8 +280,12 @@ func runSimulate(ctx context.Context, cio *cmdIO, f *simulateFlags) error {
 			n = herd.DefaultContentionClients
 		}
 		ccfg := herd.ContentionConfig{Clients: n, Deadline: f.deadline, Seed: f.seed}
+		cs, err := conflictStrategies(f.maxBackoff)
+		if err != nil {
+			return err
+		}
 		var cres []herd.ContentionResult
-		for _, s := range conflictStrategies(f.maxBackoff) {
+		for _, s := range cs {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
@@ -319,7 +326,11 @@ func contentionSeeds(ctx context.Context, w io.Writer, cfg herd.ContentionConfig
 	fmt.Fprintf(w, "\nOver %d seeds (%d..%d), %d clients:\n\n", f.seeds, f.seed, f.seed+uint64(f.seeds)-1, cfg.Clients)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "strategy\twrites/client\tworst seed\tgave up (most)\tall landed (latest)\tp50 (median)\t")
-	for _, s := range conflictStrategies(f.maxBackoff) {
+	cs, err := conflictStrategies(f.maxBackoff)
+	if err != nil {
+		return err
+	}
+	for _, s := range cs {
 		var mean, worst float64
 		var gaveUp int
 		var last time.Duration

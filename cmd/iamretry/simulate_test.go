@@ -101,7 +101,10 @@ func TestSimulateContentionSeeds(t *testing.T) {
 // library's Transact: the documented SpreadConflicts schedule, capped at
 // maximum_backoff, whatever order the calls come in.
 func TestConflictReplay(t *testing.T) {
-	x := newConflictReplay(20 * time.Second)
+	x, err := newConflictReplay(20 * time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		n     int
 		since time.Duration
