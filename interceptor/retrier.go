@@ -70,6 +70,15 @@ func (r *Retrier) Backoff() Backoff {
 	return r.cfg.backoff
 }
 
+// Clock returns the clock r waits on (WithClock's, else WallClock()). Code
+// of your own that waits between the steps of a retried call (polling a
+// long-running operation inside a Transact's Write, say) waits on it too,
+// so that a test's virtual clock governs every wait.
+func (r *Retrier) Clock() Clock {
+	r.mustBeBuilt("Retrier.Clock")
+	return r.cfg.clock
+}
+
 // built reports whether r was built by New (or a face's build): only such
 // a Retrier has a clock, since New refuses a nil one.
 func (r *Retrier) built() bool { return r != nil && r.cfg.clock != nil }
