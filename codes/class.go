@@ -104,7 +104,7 @@ func OfError(err error) Class {
 	// Fast path: a status error as gRPC returns it, no wrapping, no
 	// allocation. gax's APIError also has a GRPCStatus method, whose code it
 	// guesses from the HTTP status for a REST error: it goes the REST way.
-	if se, ok := err.(interface{ GRPCStatus() *status.Status }); ok {
+	if se, ok := err.(grpcStatuser); ok {
 		if _, isAPI := err.(*apierror.APIError); !isAPI {
 			return ofStatus(se.GRPCStatus())
 		}

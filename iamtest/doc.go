@@ -75,6 +75,19 @@
 // PermissionDeniedError) that carries the google.rpc.ErrorInfo reason real
 // IAM sends, for code that decides by reason.
 //
+// The sources: a project that does not exist, or that the caller cannot
+// see, is answered as Resource Manager answers it
+// (https://cloud.google.com/resource-manager/reference/rest/v3/projects/getIamPolicy),
+// project IDs are checked as
+// https://cloud.google.com/resource-manager/docs/creating-managing-projects#before_you_begin
+// says, and policies as https://cloud.google.com/iam/docs/policies says.
+// Which code a new service account's reads answer while it is not visible,
+// and for how long, is undocumented
+// (https://cloud.google.com/iam/docs/service-accounts-create says only that
+// a new account may take 60 seconds or more to be usable): IAM answers
+// NOT_FOUND, or for a while PERMISSION_DENIED, so the fake answers
+// NOT_FOUND unless SetPropagationCodes says otherwise.
+//
 // # Time
 //
 // Latency and propagation windows run on the fake's clock: the wall clock
@@ -82,9 +95,35 @@
 // fault handling need not wait real backoff, in one of two ways: a
 // VirtualClock (NewVirtualClock) shared by the fake and the retrying code
 // (interceptor.WithClock, also for policy.NewUpdater), a discrete-event clock
-// whose rule for concurrent calls its doc gives; or testing/synctest's
-// synctest.Test, where the wall clock is a fake one that jumps ahead whenever
-// every goroutine of the test is blocked (see the synctest example).
+// with the rule below; or testing/synctest's synctest.Test, where the wall
+// clock is a fake one that jumps ahead whenever every goroutine of the test
+// is blocked (see the synctest example): no rule to follow, at the price of
+// running the test in a bubble.
+//
+// A VirtualClock's rule: time stands still while any thread of the test is
+// awake; when every thread sleeps on the clock, it jumps to the earliest
+// wake-up and wakes that sleeper alone. Sleepers thus wake in virtual-time
+// order, each at its own deadline, never before it.
+//
+//   - Outside VirtualClock.Go there is one thread, whichever goroutine calls
+//     Sleep: a lone call's Sleep returns at once, with the clock moved by
+//     the wait.
+//   - Go(ctx, n, f) runs n threads whose waits overlap in virtual time (n
+//     concurrent calls); its caller waits until they all return.
+//   - A thread may wait for a goroutine that sleeps in its place: the fake's
+//     handler sleeping its latency, the policy Updater's committer sleeping
+//     its backoff. A thread must not wait for another thread, nor for a
+//     sleeper that serves another thread too: Updates that one Updater
+//     coalesces into one read-modify-write share one sleeper, so run such
+//     callers as goroutines of one thread (the go statement), where the
+//     clock sees their one sleeper.
+//
+// Used so, the clock never deadlocks a test. A thread blocked on anything
+// else stops time for all (the test hangs until its timeout). The clock does
+// not end a sleep at its context's deadline, which is wall-clock time;
+// NewVirtualClock(time.Now()) makes code that compares a deadline with Now
+// (the interceptor, which never starts a wait past the deadline) compare as
+// a real run would.
 //
 // # Every control and its default
 //

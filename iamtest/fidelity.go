@@ -17,19 +17,14 @@ import (
 
 // SetPropagationCodes sets the codes GetServiceAccount answers while a new
 // service account is hidden (SetPropagationDelay, SetPropagationReads): the
-// first hidden read of an account answers cs[0], the second cs[1], and so
-// on, the last code repeating. IAM answers NOT_FOUND, or for a while
-// PERMISSION_DENIED ("Permission iam.serviceAccounts.get is required to
-// perform this operation on service account NAME.", with a
-// google.rpc.ErrorInfo of reason ReasonPermissionDenied); which one, and
-// for how long, is undocumented
-// (https://cloud.google.com/iam/docs/service-accounts-create says only that
-// a new account may take 60 seconds or more to be usable), so the default is
-// NOT_FOUND alone, and no code restores it. Whatever these codes, another
-// resource's SetIamPolicy granting a role to a hidden account answers
-// INVALID_ARGUMENT "Service account EMAIL does not exist.", and the
-// account's own policy methods answer NOT_FOUND. It panics on a code other
-// than NOT_FOUND and PERMISSION_DENIED.
+// first hidden read answers cs[0], the second cs[1], and so on, the last
+// code repeating (default NOT_FOUND alone; no code restores it).
+// PERMISSION_DENIED comes as IAM sends it ("Permission
+// iam.serviceAccounts.get is required to perform this operation on service
+// account NAME.", ErrorInfo reason ReasonPermissionDenied). Whatever these
+// codes, a grant to a hidden account answers INVALID_ARGUMENT "Service
+// account EMAIL does not exist.", and the account's own policy methods
+// NOT_FOUND. It panics on a code other than NOT_FOUND and PERMISSION_DENIED.
 func (s *Server) SetPropagationCodes(cs ...codes.Code) {
 	for _, c := range cs {
 		if c != codes.NotFound && c != codes.PermissionDenied {

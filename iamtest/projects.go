@@ -1,22 +1,17 @@
 package iamtest
 
 // RegisterProject makes the project with this ID and number known to the
-// fake, and turns the project registry on (it is off by default, when every
-// project exists). From then on, as Resource Manager answers for a project
-// that does not exist or that the caller cannot see, a policy method asked
-// about projects/X, X neither a registered ID nor a registered number,
-// answers PERMISSION_DENIED "Permission
+// fake and turns the project registry on (off by default: every project
+// exists). From then on a policy method asked about projects/X, X neither a
+// registered ID nor number, answers as Resource Manager does for a project
+// that does not exist or is hidden: PERMISSION_DENIED "Permission
 // 'resourcemanager.projects.getIamPolicy' denied on resource
 // '//cloudresourcemanager.googleapis.com/projects/X' (or it may not exist)."
-// with a google.rpc.ErrorInfo of reason ReasonPermissionDenied
-// (https://cloud.google.com/resource-manager/reference/rest/v3/projects/getIamPolicy
-// documents the permission); CreateServiceAccount and ListServiceAccounts
-// refuse such a project the same way. projects/NUMBER then names the same
-// policy as projects/ID, as in IAM; without the registry they are two
-// resources. It panics on an ID that is not 6 to 30 lowercase letters,
-// digits and hyphens starting with a letter
-// (https://cloud.google.com/resource-manager/docs/creating-managing-projects#before_you_begin),
-// or a number that is not positive, naming the value.
+// with ErrorInfo reason ReasonPermissionDenied; CreateServiceAccount and
+// ListServiceAccounts refuse it the same way. projects/NUMBER then names the
+// same policy as projects/ID. It panics, naming the value, on an ID that is
+// not 6 to 30 lowercase letters, digits and hyphens starting with a letter,
+// or a number that is not positive.
 func (s *Server) RegisterProject(id string, number int64) {
 	defer relabel()
 	s.fake.RegisterProject(id, number)

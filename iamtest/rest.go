@@ -27,19 +27,13 @@ func (s *Server) rest() *httptest.Server {
 
 // RESTEndpoint returns the base URL ("http://127.0.0.1:PORT/") of the fake's
 // REST face, starting it on first use: the same store, faults and call log
-// as the gRPC face, with the HTTP/JSON transcoding of the IAM mixin
-// (:getIamPolicy, :setIamPolicy, :testIamPermissions on any resource), the
-// resourcemanager v3 IAM methods, and the admin API's service accounts,
-// keys, roles and queries (the google.api.http rules of
-// google/iam/admin/v1/iam.proto), and IAM v2 deny policies with their
-// operations (/v2/policies/...). Errors are written as Google's REST APIs
-// write them ({"error": {"code", "message", "errors", "status", "details"}},
-// "errors" being the legacy [{"message", "domain", "reason"}] array that
-// googleapi.Error prints as ", badRequest"). What the fake does not serve
-// answers 501 UNIMPLEMENTED, never 404. Point a discovery
-// client (google.golang.org/api/iam/v1, cloudresourcemanager/v3) or a GAPIC
-// REST client at it with RESTClientOptions. Calls are logged under their
-// gRPC Method names.
+// (under gRPC Method names) as the gRPC face, transcoded to HTTP/JSON by the
+// google.api.http rules of the IAM mixin (on any resource), resourcemanager
+// v3's IAM methods, the admin API and IAM v2 deny policies with their
+// operations. Errors are written as Google's REST APIs write them, with the
+// legacy "errors" array googleapi.Error prints; what the fake does not serve
+// answers 501, never 404. Point a discovery client or a GAPIC REST client at
+// it with RESTClientOptions.
 func (s *Server) RESTEndpoint() string { return s.rest().URL + "/" }
 
 // HTTPClient returns an *http.Client whose transport reaches the REST face

@@ -116,8 +116,8 @@ func TestAdversarialRandomOutsideUnitInterval(t *testing.T) {
 func TestAdversarialConflictDelayRandomOutsideUnitInterval(t *testing.T) {
 	for _, rnd := range []float64{1, math.NaN(), math.Inf(1), -1} {
 		for n := range 3 {
-			if got := interceptor.SpreadConflicts.Delay(n, rnd); got <= 0 || got > 32*time.Second {
-				t.Errorf("SpreadConflicts.Delay(%d, %v) = %v, want in (0, 32s]", n, rnd, got)
+			if got := interceptor.ConflictDelay(interceptor.SpreadConflicts, n, 0, rnd); got <= 0 || got > 32*time.Second {
+				t.Errorf("SpreadConflicts delay(%d, %v) = %v, want in (0, 32s]", n, rnd, got)
 			}
 		}
 	}

@@ -17,13 +17,13 @@ func TestAdversarialConflictDelayExtremes(t *testing.T) {
 	for _, s := range []interceptor.ConflictBackoff{interceptor.SpreadConflicts, interceptor.DocumentedConflicts} {
 		for _, n := range ns {
 			for _, r := range rs {
-				d := s.Delay(n, r)
+				d := interceptor.ConflictDelay(s, n, 0, r)
 				limit := 32*time.Second + time.Second // DocumentedConflicts: the default Backoff's Max
 				if s == interceptor.SpreadConflicts {
 					limit = 30 * time.Second
 				}
 				if d < 0 || d > limit {
-					t.Errorf("%v.Delay(%d, %v) = %v, want within [0, %v]", s, n, r, d, limit)
+					t.Errorf("%v delay(%d, %v) = %v, want within [0, %v]", s, n, r, d, limit)
 				}
 			}
 		}

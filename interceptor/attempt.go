@@ -1,6 +1,7 @@
 package interceptor
 
 import (
+	"errors"
 	"strconv"
 	"time"
 
@@ -117,6 +118,18 @@ func (r Reason) token() string {
 		return reasonTokens[r]
 	}
 	return "unknown"
+}
+
+// MarshalText returns the reason as a token, the value of the
+// iamretry.reason attribute on the instruments and spans: "retry",
+// "not_retryable", "unsafe", "deadline", "budget", ... It fails for a value
+// that is none of the Reasons above. encoding/json writes a Reason as this
+// token.
+func (r Reason) MarshalText() ([]byte, error) {
+	if int(r) >= len(reasonTokens) {
+		return nil, errors.New("iamretry: unknown Reason(" + strconv.Itoa(int(r)) + ")")
+	}
+	return []byte(reasonTokens[r]), nil
 }
 
 // String returns a short phrase for the reason, such as "unsafe to retry".

@@ -14,11 +14,12 @@ const (
 	// DefaultBudgetPerSecond lets 10 retries a second through on top of the
 	// ratio, so that a process with few calls can still retry.
 	DefaultBudgetPerSecond = 10
-	// BudgetBank is the most retries the ratio part of a budget saves up:
-	// it remembers the deposits of the last BudgetBank/ratio calls (500 at
-	// the default 20%), which is what "recent" means.
-	BudgetBank = 100
 )
+
+// budgetBank is the most retries the ratio part of a budget saves up: it
+// remembers the deposits of the last budgetBank/ratio calls (500 at the
+// default 20%), which is what "recent" means.
+const budgetBank = 100
 
 // micro is the ratio bucket's unit: it counts millionths of a retry, so a
 // ratio is kept to the nearest millionth and MinBudgetRatio is the smallest
@@ -35,7 +36,7 @@ const MinBudgetRatio = 1.0 / micro
 // retry budget: two token buckets.
 //
 //   - The ratio bucket: every call deposits ratio tokens when it starts (up
-//     to BudgetBank tokens); it starts full. With ratio 0 it is empty. Depositing is one atomic load
+//     to budgetBank tokens); it starts full. With ratio 0 it is empty. Depositing is one atomic load
 //     when the bucket is full (a healthy service) and reads no clock.
 //   - The floor bucket: refills at perSecond tokens a second, up to one
 //     second's worth (at least one token); it starts full. It is read only
@@ -60,7 +61,7 @@ type budget struct {
 func newBudget(ratio, perSecond float64) *budget {
 	b := &budget{
 		ratio:     int64(math.Round(ratio * micro)),
-		bank:      BudgetBank * micro,
+		bank:      budgetBank * micro,
 		perSecond: perSecond,
 		floorCap:  math.Max(1, perSecond),
 	}
@@ -117,21 +118,13 @@ func (b *budget) withdraw(now time.Time) bool {
 }
 
 // WithRetryBudget sets the Retrier's retry budget, shared by all its calls:
-// retries may reach ratio of recent calls plus perSecond a second (see
-// BudgetBank for "recent"). A retry the budget refuses is not made: the call
-// returns its last error at once, and observers see Reason BudgetExhausted.
-// The budget is on by default with DefaultBudgetRatio (20%) and
-// DefaultBudgetPerSecond (10/s), generous enough that a healthy service
-// never feels it, while a fleet-wide outage cannot turn into a retry storm.
-// A fresh Retrier starts with both buckets full, so a lone failing call runs
-// its whole documented schedule.
-//
-// Transient and 404 retries spend the budget; a read-modify-write's reruns
-// after a conflict do not (contention is bounded by the backoff and the
-// deadline). ratio must be 0 or in [MinBudgetRatio, 1] (it is kept to the
-// nearest millionth), perSecond a finite number >= 0, and not both 0 (to
-// never retry use WithMaxAttempts(1)). The success path's cost is one atomic
-// load (an atomic add while the bank refills); it reads no clock.
+// retries may reach ratio of recent calls (the ratio part saves up at most
+// 100 retries: the last 100/ratio calls) plus perSecond a second. A retry
+// it refuses is not made: the call returns its last error at once (Reason
+// BudgetExhausted). On by default (DefaultBudgetRatio, DefaultBudgetPerSecond),
+// starting full. A conflict's reruns spend none. ratio must be 0 or in
+// [MinBudgetRatio, 1], perSecond finite and >= 0, not both 0 (to never retry
+// use WithMaxAttempts(1)). A call that succeeds at once pays one atomic load.
 func WithRetryBudget(ratio, perSecond float64) Option {
 	return func(c *config) {
 		bad := false

@@ -85,9 +85,9 @@ func TestRetryBudgetHoldsUnderFullOutage(t *testing.T) {
 	on, off := results[0], results[1]
 	t.Logf("full outage, %d calls/s for %d s, max 6 attempts: budget on: %d requests, %d retries (ratio %.3f, %d refused); off: %d retries (ratio %.3f)",
 		rate, secsDown, on.requests, on.retries, float64(on.retries)/float64(on.requests), on.refused, off.retries, float64(off.retries)/float64(off.requests))
-	// Allowed: the saved-up bank and a second's floor at the start, then
-	// 20% of calls plus 10 a second.
-	limit := interceptor.BudgetBank + interceptor.DefaultBudgetPerSecond + int(interceptor.DefaultBudgetRatio*float64(on.requests)) + interceptor.DefaultBudgetPerSecond*secsDown
+	// Allowed: the saved-up bank (100 retries) and a second's floor at the
+	// start, then 20% of calls plus 10 a second.
+	limit := 100 + interceptor.DefaultBudgetPerSecond + int(interceptor.DefaultBudgetRatio*float64(on.requests)) + interceptor.DefaultBudgetPerSecond*secsDown
 	if on.retries > limit {
 		t.Fatalf("budget on: %d retries > %d allowed", on.retries, limit)
 	}

@@ -63,25 +63,14 @@ func Disable() grpc.CallOption { return disableOpt }
 // RetryNotFoundContext is the form that works on every face and transport.
 func RetryNotFound() grpc.CallOption { return notFoundOpt }
 
-// CallDeadline returns a call option that sets this call's retry deadline,
-// in place of the Retrier's (WithDeadline): how long the call keeps
-// retrying, counted from its first failure; 0 means none of its own (the
-// context's deadline and the attempt cap rule). A CI step can give one call
-// the guidance's 300 s without a second client.
-//
-// The call's context deadline still wins when it is sooner, and a
-// cloud.google.com/go (GAPIC) method's own timeout is such a deadline: the
-// admin client's methods that have one (60 s) put it on the context of any
-// call whose context has none, so it cuts a longer CallDeadline short. Lift
-// it by giving the call a context with a deadline of your own
-// (context.WithTimeout(ctx, 6*time.Minute)): gax applies its timeout only to
-// a context without one. Or pass gax.WithTimeout(d) with the call. A client
-// built by NewClient has no such timeout: it is each attempt's instead.
-// DeadlineContext is the form of this option for every face.
-//
-// A negative d fails the call at once with INVALID_ARGUMENT naming the
-// option, before anything is sent. On a connection without the interceptor
-// the option does nothing.
+// CallDeadline returns a call option that sets this call's retry deadline
+// in place of the Retrier's (WithDeadline): how long it keeps retrying from
+// its first failure; 0 means none of its own. The call's context deadline
+// still wins when sooner, and on a client built by hand a GAPIC method's
+// own timeout is such a deadline (the package doc's "Wiring a client" says
+// how to lift it). DeadlineContext is the form for every face. A negative d
+// fails the call at once with INVALID_ARGUMENT naming the option. On a
+// connection without the interceptor the option does nothing.
 func CallDeadline(d time.Duration) grpc.CallOption {
 	return &callOption{kind: callDeadline, d: d, early: d < 0}
 }
@@ -98,19 +87,12 @@ func CallMaxAttempts(n int) grpc.CallOption {
 
 // CallPerAttemptTimeout returns a call option that gives each attempt of
 // this call its own timeout, in place of the Retrier's
-// (WithPerAttemptTimeout), with the same rules: min(d, what is left of the
-// context and of the retry deadline), and an attempt cut off by it is
-// retried while the caller's context lives. 0 means none for this call. Like
-// any context deadline, a GAPIC method's own timeout (see CallDeadline) still
-// bounds the whole call. Like WithPerAttemptTimeout, a d above 0 costs a
-// context and a timer per attempt, the first included (the other per-call
-// options cost a call that succeeds at once no allocation). A negative d
-// fails the call at once with INVALID_ARGUMENT naming the option, before
-// anything is sent. On a connection without the interceptor the option does
-// nothing. It has no context form (unlike Disable, RetryNotFound,
-// CallDeadline and CallMaxAttempts): it applies to the first attempt, so a
-// context form would cost every call a context lookup on the success path.
-// Over REST, WithPerAttemptTimeout sets one for every request.
+// (WithPerAttemptTimeout), by the same rules; 0 means none for this call.
+// A d above 0 costs a context and a timer per attempt, the first included.
+// A negative d fails the call at once with INVALID_ARGUMENT naming the
+// option. On a connection without the interceptor the option does nothing.
+// It is gRPC-only and has no context form: that would cost every call a
+// context lookup on the success path.
 func CallPerAttemptTimeout(d time.Duration) grpc.CallOption {
 	// 0 needs the first attempt only on a Retrier with a per-attempt
 	// timeout of its own, and such a Retrier reads every call's options

@@ -20,42 +20,21 @@ import (
 // cloudPlatformScope is the scope NewRESTClient asks for when opts name none.
 const cloudPlatformScope = "https://www.googleapis.com/auth/cloud-platform"
 
-// NewClient builds a cloud.google.com/go (GAPIC) gRPC client wired to r in
-// one call: pass the client's constructor and its options,
+// NewClient builds a cloud.google.com/go (GAPIC) gRPC client wired to r:
 //
 //	client, err := interceptor.NewClient(ctx, r, admin.NewIamClient, opts...)
 //
-// and r is the one layer that retries its calls:
+// It adds r's interceptor as a dial option (after any interceptor opts
+// give), turns gax's own retries off for every method (and of the client's
+// LROClient), and makes each method's gax timeout that method's per-attempt
+// timeout, unless r or the call has one, so that r's retry deadline governs
+// the call. The caller's context still wins. For REST constructors and
+// discovery NewService, use NewRESTClient.
 //
-//   - r's interceptor is added as a dial option
-//     (option.WithGRPCDialOption(grpc.WithChainUnaryInterceptor(...)),
-//     chained after any interceptor opts give);
-//   - gax's own retries are turned off for every method of the client, and
-//     of its LROClient where it has one (operation polling has CallOptions
-//     of its own), as DisableGAXRetries does;
-//   - each method's gax timeout (60 s on many IAM methods) stops bounding
-//     the whole call, where it would cut r's retry deadline short: it
-//     becomes that method's per-attempt timeout instead, unless r has one
-//     (WithPerAttemptTimeout) or the call passes CallPerAttemptTimeout, so
-//     a hung attempt is still cut while r's deadline governs the call. Like
-//     gax's timeout, it costs a context and a timer per attempt.
-//
-// The caller's context still wins: its deadline or cancellation ends the
-// call, and a gax.WithTimeout passed with a call applies as gax applies it.
-//
-// newClient may be any GAPIC gRPC constructor (admin.NewIamClient,
-// iam/apiv1.NewIamPolicyClient, resourcemanager/apiv3.NewProjectsClient and
-// its Folders and Organizations twins, credentials.NewIamCredentialsClient,
-// ...). For REST constructors (NewXxxRESTClient) and discovery NewService,
-// use NewRESTClient.
-//
-// Bad input gets an error naming it and no client (a client already built
-// is closed): a nil or unbuilt r, a nil newClient, option.WithGRPCConn in
-// opts (a connection made elsewhere would ignore the dial option), a REST
-// constructor (its Connection() is nil), a client with no Connection or no
-// CallOptions (not a GAPIC gRPC client), or a constructor that returns a
-// nil client without an error. newClient's own error is returned
-// unchanged.
+// Bad input gets an error naming it and no client (one already built is
+// closed): a nil or unbuilt r, a nil newClient, option.WithGRPCConn in opts,
+// a REST constructor or a client without Connection or CallOptions, a nil
+// client. newClient's own error is returned unchanged.
 func NewClient[C any](ctx context.Context, r *Retrier, newClient func(context.Context, ...option.ClientOption) (C, error), opts ...option.ClientOption) (C, error) {
 	var zero C
 	const fn = "NewClient"
@@ -90,48 +69,21 @@ func NewClient[C any](ctx context.Context, r *Retrier, newClient func(context.Co
 	return c, nil
 }
 
-// NewRESTClient builds a REST client wired to r in one call: a GAPIC REST
-// client (admin.NewIamRESTClient, iam/apiv1.NewIamPolicyRESTClient,
-// resourcemanager/apiv3.NewProjectsRESTClient, ...) or a discovery service
-// (google.golang.org/api/iam/v1.NewService, cloudresourcemanager/v3's):
+// NewRESTClient builds a GAPIC REST client (admin.NewIamRESTClient, ...) or a
+// discovery service (google.golang.org/api/iam/v1.NewService, ...) wired to r:
 //
 //	svc, err := interceptor.NewRESTClient(ctx, r, iam.NewService, opts...)
 //
-// r's RoundTripper wraps the transport of the client's *http.Client:
+// r's RoundTripper wraps the transport of the client's *http.Client: a copy
+// of the one given with option.WithHTTPClient, or else one built from opts
+// (the package doc's "Wiring a client" says how, and what that changes). On
+// a GAPIC client gax's retries are turned off and its timeouts bound each
+// attempt instead of the call. The caller's context still wins.
 //
-//   - with option.WithHTTPClient(hc) in opts, of a copy of hc (hc itself
-//     is never changed). An hc whose Timeout is shorter than r's retry
-//     deadline (or set at all when r has none) is refused: it would cap
-//     every call, retries included, in silence;
-//   - without one, of the authenticated client that
-//     google.golang.org/api/transport/http.NewClient builds from opts, with
-//     the cloud-platform scope when opts name none. That client is built
-//     outside the constructor, so the constructor's private defaults do not
-//     reach it: its default scopes and audience, self-signed JWTs, and the
-//     automatic selection of the mTLS endpoint from a client certificate
-//     (set option.WithEndpoint yourself where you need it). Credentials
-//     come from opts, or Application Default Credentials. The options that
-//     client applies and a constructor refuses beside WithHTTPClient
-//     (option.WithQuotaProject, WithRequestReason, WithClientCertSource)
-//     are not passed on to the constructor.
-//
-// On a GAPIC REST client (one with CallOptions) gax's own retries are
-// turned off for every method, and of its LROClient, as DisableGAXRetries
-// does, and each method's gax timeout stops bounding the whole call (it
-// would cut r's retry deadline short): unless r has a per-attempt timeout
-// of its own (WithPerAttemptTimeout), the longest of them bounds each
-// attempt instead (the RoundTripper does not know a request's method
-// before it fails), so a hung attempt is still cut while r's deadline
-// governs the call; like gax's timeout, that costs a context per request.
-// A discovery service has no CallOptions, no retries and no timeouts of
-// its own. The caller's context still wins.
-//
-// Bad input gets an error naming it and no client (a client already built
-// is closed): a nil or unbuilt r, a nil newClient, option.WithGRPCConn in
-// opts, a gRPC constructor (its Connection() is not nil: use NewClient),
-// or a constructor that returns a nil client without an error. The
-// constructor's own error, and that of building the HTTP client, are
-// returned unchanged.
+// Bad input gets an error naming it and no client: a nil or unbuilt r, a nil
+// newClient, option.WithGRPCConn, an http.Client Timeout shorter than r's
+// retry deadline, a gRPC constructor (use NewClient), a nil client. The
+// constructor's own error is returned unchanged.
 func NewRESTClient[C any](ctx context.Context, r *Retrier, newClient func(context.Context, ...option.ClientOption) (C, error), opts ...option.ClientOption) (C, error) {
 	var zero C
 	const fn = "NewRESTClient"

@@ -17,26 +17,12 @@ type ConflictBackoff uint8
 
 const (
 	// SpreadConflicts is the Updater's default. The first rerun after a
-	// conflict waits a log-uniform time in [80 ms, 18 s) (median 1.2 s,
-	// below the documented schedule's 1.5 s; a quarter of the waits are over
-	// 5 s, which is what thins out a herd of a hundred writers). Each later
-	// rerun waits a uniform time in (0, W] (full jitter) whose window W aims
-	// at the end of the contention: W is what is left of the 27 s after the
-	// call's first conflict, and at least 1 s. So a writer that conflicted
-	// early spreads its rerun over most of that span, where the first waits
-	// of the others are thin, and one still conflicting late reruns soon:
-	// under the contention of two hundred writers all land within 30 s. No
-	// wait is longer than the Retrier's maximum_backoff.
-	//
-	// It was chosen by simulation (internal/herd, `iamretry simulate
-	// --contention`) and checked with separate Updaters over the fake: with
-	// N writers on one policy, a write that lands makes every read before it
-	// stale, so the reads must be spread thin for writes to land; but with 2
-	// or 5 writers the losers should rerun soon. A caller cannot tell the two
-	// apart at its first conflict (etags are opaque), so the first wait is
-	// heavy-tailed: most callers rerun within a few seconds, some wait long,
-	// and the herd thins out. BENCHMARKS.md's contention table gives the
-	// figures beside the documented schedule's, and the schedules tried.
+	// conflict waits a log-uniform time in [80 ms, 18 s) (median 1.2 s);
+	// each later one a uniform time in (0, W], W what is left of 27 s after
+	// the call's first conflict, at least 1 s. Under a deadline shorter than
+	// that, each wait is drawn within 90% of the time left. No wait is
+	// longer than the Retrier's maximum_backoff. The package doc's
+	// "Conflicts" says why.
 	SpreadConflicts ConflictBackoff = iota
 	// DocumentedConflicts reruns after a conflict on the Retrier's Backoff,
 	// exactly as a transient failure is retried (n counts every failed
@@ -68,26 +54,6 @@ const (
 	spreadHorizon    = 27 * time.Second      // later reruns aim to end by this long after the first conflict
 	spreadLaterFloor = time.Second           // but wait up to at least this
 )
-
-// Delay returns the wait before the rerun that follows conflict n (n = 0
-// for a call's first conflict) given a uniform r in [0, 1), on the default
-// Backoff, when the first conflict was just now: it is DelayAfter(n, 0, r).
-func (s ConflictBackoff) Delay(n int, r float64) time.Duration {
-	return s.delay(DefaultBackoff(), n, 0, r, 0)
-}
-
-// DelayAfter returns the wait before the rerun that follows conflict n (n =
-// 0 for a call's first conflict) given a uniform r in [0, 1), on the default
-// Backoff, when the call's first conflict was since ago (an Updater counts
-// it on its Retrier's clock). DocumentedConflicts gives
-// DefaultBackoff().Delay(n, r) whatever since is. It is a pure function,
-// and never negative: an r outside [0, 1) is clamped (NaN counts as 0), a
-// negative since counts as 0. An Updater uses its Retrier's Backoff instead
-// of the default (for DocumentedConflicts) and caps every wait at its
-// maximum_backoff.
-func (s ConflictBackoff) DelayAfter(n int, since time.Duration, r float64) time.Duration {
-	return s.delay(DefaultBackoff(), n, since, r, 0)
-}
 
 // delay is the wait before the rerun that follows conflict n, on Backoff b,
 // when the call's first conflict was since ago. room, when > 0, is the time

@@ -84,21 +84,3 @@ func ExampleCallMaxAttempts() {
 	// 2 Unavailable server calls: 2
 	// -1 InvalidArgument server calls: 0
 }
-
-// DelayAfter gives the wait before a rerun after a conflict: the default
-// SpreadConflicts draws the first from [80 ms, 18 s) (log-uniform), later
-// ones within what is left of 27 s after the first conflict;
-// DocumentedConflicts is the documented backoff. r is the random draw:
-// here 0 and 0.5 for the first rerun, and 0.5 for the second, 20 s after
-// the first conflict (half of the 7 s left of 27 s).
-func ExampleConflictBackoff_DelayAfter() {
-	for _, s := range []interceptor.ConflictBackoff{interceptor.SpreadConflicts, interceptor.DocumentedConflicts} {
-		fmt.Println(s,
-			s.DelayAfter(0, 0, 0),
-			s.DelayAfter(0, 0, 0.5).Round(time.Millisecond),
-			s.DelayAfter(1, 20*time.Second, 0.5))
-	}
-	// Output:
-	// SpreadConflicts 80ms 1.2s 3.5s
-	// DocumentedConflicts 1s 1.5s 2.5s
-}

@@ -11,45 +11,18 @@ import (
 
 var gaxOptionsType = reflect.TypeFor[[]gax.CallOption]()
 
-// DisableGAXRetries turns off the retries that a cloud.google.com/go (GAPIC)
-// client makes on its own through gax, so that the interceptor is the only
-// layer that retries. NewClient and NewRESTClient do this for you (and
-// turn gax's timeouts into per-attempt timeouts); use DisableGAXRetries on
-// a client built by hand. Forgotten, it is reported (the package doc's
-// "Retry at one layer"). Retries stacked on retries multiply: the IAM admin
-// client retries seven methods on UNAVAILABLE and DEADLINE_EXCEEDED (below),
-// and each of its attempts would run the interceptor's whole schedule.
+// DisableGAXRetries turns off the retries a cloud.google.com/go (GAPIC)
+// client makes on its own through gax, so that one layer retries (the
+// package doc's "Wiring a client" says why). NewClient and NewRESTClient do
+// this for you; use it on a client built by hand:
 //
-// callOptions is a client's CallOptions field, a pointer to a struct with
-// one []gax.CallOption per method, of a gRPC client or of one built with
-// NewRESTClient (NewIamPolicyRESTClient, NewProjectsRESTClient, ...); for a
-// REST client the layer that retries is then the Retrier's RoundTripper in
-// the client's *http.Client (option.WithHTTPClient):
-//
-//	client, err := admin.NewIamClient(ctx, option.WithGRPCDialOption(grpc.WithChainUnaryInterceptor(r.UnaryClientInterceptor())))
-//	...
 //	if err := interceptor.DisableGAXRetries(client.CallOptions); err != nil { ... }
 //
-// It appends gax.WithRetry(nil) to every method's options (the last retry
-// setting wins in gax), keeping their timeouts and everything else, and
-// copies each slice before it appends, so no other client's options change.
-//
-// The IAM admin client (v1.15.1) retries seven methods on its own:
-// List/Get/Update/DeleteServiceAccount and List/Get/DeleteServiceAccountKey.
-// The timeouts it keeps are context deadlines (60 s, on 15 of the admin
-// client's 31 methods), and a context deadline wins over the Retrier's own:
-// to retry longer than that, give the call a context with its own deadline
-// (gax then ignores its timeout) or append gax.WithTimeout to the method's
-// options.
-//
-// REST clients: a GAPIC client built with NewRESTClient has CallOptions of
-// the same types as its gRPC twin, so DisableGAXRetries cannot tell them
-// apart and turns its retries off too. The interceptor never sees a REST
-// call, so on a REST client this must go with the REST transport that
-// retries in gax's place (its own piece of work), never alone: alone it
-// leaves nothing that retries.
-// Anything that is not a non-nil pointer to such a struct is refused with an
-// error that says what to pass.
+// callOptions is a client's CallOptions field (a pointer to a struct of one
+// []gax.CallOption per method). It appends gax.WithRetry(nil) to a copy of
+// each method's options, keeping their timeouts. On a REST client it must go
+// with the Retrier's RoundTripper in its *http.Client, never alone. Anything
+// else is refused with an error that says what to pass.
 func DisableGAXRetries(callOptions any) error {
 	v := reflect.ValueOf(callOptions)
 	if !v.IsValid() || v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {

@@ -12,6 +12,7 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
+	rpccode "google.golang.org/genproto/googleapis/rpc/code"
 	grpccodes "google.golang.org/grpc/codes"
 
 	"github.com/iamretry/iamretry/codes"
@@ -79,8 +80,7 @@ var (
 )
 
 // WithMeterProvider records the Retrier's OpenTelemetry instruments through
-// mp, on the meter MeterName (shaped after gRFC A96, for retries made above
-// gRPC's transport):
+// mp, on the meter MeterName (shaped after gRFC A96):
 //
 //	iamretry.client.calls             Int64ObservableCounter {call}     calls made (the denominator)
 //	iamretry.client.call.retries      Int64Histogram         {retry}    retries of one call, for calls that retried (buckets 1..5)
@@ -88,30 +88,11 @@ var (
 //	iamretry.client.call.gave_up      Int64Counter           {call}     calls that ended with a retryable error not retried, by iamretry.reason
 //	iamretry.policy.update.writes     Int64Counter           {write}    writes made by read-modify-writes (Transact, policy Updaters)
 //	iamretry.policy.update.conflicts  Int64Counter           {conflict} read-modify-writes rerun after a concurrent change
-//	iamretry.client.call.stacked      Int64Counter           {call}     calls a layer above retried after this Retrier had retried them and given up (see NewClient)
+//	iamretry.client.call.stacked      Int64Counter           {call}     calls a layer above retried after this Retrier had given up
 //
-// Attributes: grpc.method, the method without its leading slash
-// ("google.iam.v1.IAMPolicy/GetIamPolicy") when it is one of the IAM
-// methods SafeToRetry's table decides or the IAM methods another API
-// generates on its services (".../Projects/GetIamPolicy", the first
-// MaxMixinMethods of them); for a REST
-// request, the gRPC method it maps to; policy.UpdateMethod for an Updater
-// (its writes are its SetIamPolicy calls), deny.UpdateMethod for a deny-policy Updater and role.UpdateMethod for a
-// custom-role Updater (its UpdateRole calls); the Method of a Transact when it
-// is one of this library's read-modify-writes; and "other" for anything
-// else (a name given to Retrier.Do or Transact among them), so
-// that cardinality stays bounded (gRFC A66); grpc.status, the code's name
-// ("UNAVAILABLE"), on calls that ended in error; iamretry.reason on gave_up:
-// deadline, context_deadline, max_attempts, budget, pushback, unsafe,
-// context_done.
-//
-// A call that succeeds at once costs one atomic add (the call counter) and
-// no allocation; the histograms are recorded only for calls that retried,
-// through attribute sets built once per method and status. The observable
-// counter's callback stays registered for mp's lifetime. Every Retrier and
-// policy Updater given the same mp records into the same instruments (the
-// instruments and counts are kept per provider for the process's lifetime).
-// mp must not be nil.
+// Attributes grpc.method (bounded: the package doc's "Metrics"), grpc.status
+// on errors, iamretry.reason on gave_up. A call that succeeds at once costs
+// one atomic add and no allocation. mp must not be nil.
 func WithMeterProvider(mp metric.MeterProvider) Option {
 	return func(c *config) {
 		if mp == nil {
@@ -368,13 +349,14 @@ func codeIndex(err error) int {
 	return int(c)
 }
 
-// codeNames are the gRPC codes as grpc.status spells them (gRFC A66).
-var codeNames = [numCodes]string{
-	"OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED",
-	"NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED",
-	"FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED",
-	"INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED",
-}
+// codeNames are the gRPC codes as grpc.status spells them (gRFC A66), the
+// names of google.rpc.Code, indexed by code for the hot path.
+var codeNames = func() (names [numCodes]string) {
+	for c := range names {
+		names[c] = rpccode.Code_name[int32(c)]
+	}
+	return names
+}()
 
 // statusName is the name of err's gRPC code ("OK" for nil).
 func statusName(err error) string { return codeNames[codeIndex(err)] }

@@ -21,21 +21,14 @@ func (r *Retrier) observe(ctx context.Context, a *Attempt) {
 }
 
 // WithLogger logs each retry and each give-up through l, go-grpc-middleware's
-// logging.Logger, so any logger with an adapter for it (log/slog, zap,
-// zerolog, logrus, go-kit...) works. Levels:
-//
-//	Info   a retry is scheduled (with its wait)
-//	Warn   a retryable failure is given up: deadline, attempt cap,
-//	       context deadline too near, retry budget exhausted, server
-//	       pushback, context ended during a wait
-//	Info   a transient failure not retried because the method is unsafe
-//	Info   a call that was retried succeeded (iamretry.reason "succeeded")
-//	Debug  a failure that is not retried by its nature (Permanent, Conflict,
-//	       404 without the opt-in, Disable(), the caller's context ended):
-//	       the caller gets the error and decides
-//
-// Fields: grpc.method, grpc.code, iamretry.attempt, iamretry.class,
-// iamretry.reason, iamretry.wait, iamretry.elapsed, error. l must not be nil.
+// logging.Logger (adapters exist for log/slog, zap, zerolog, logrus, ...):
+// Info for a scheduled retry, a transient failure not retried as unsafe, and
+// a retried call that succeeded; Warn for a retryable failure given up
+// (deadline, attempt cap, budget, pushback, context ended during a wait);
+// Debug for a failure not retried by its nature (Permanent, Conflict, 404
+// without the opt-in, Disable(), the caller's context ended). Fields:
+// grpc.method, grpc.code, iamretry.attempt, iamretry.class, iamretry.reason,
+// iamretry.wait, iamretry.elapsed, error. l must not be nil.
 func WithLogger(l logging.Logger) Option {
 	return func(c *config) {
 		if l == nil {

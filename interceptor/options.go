@@ -25,6 +25,7 @@ const (
 // changes it, so calls read it without locks.
 type config struct {
 	backoff       Backoff
+	maxBackoff    time.Duration // WithMaxBackoff's, applied over backoff by validate; 0: none
 	deadline      time.Duration
 	maxAttempts   int
 	perAttempt    time.Duration
@@ -62,8 +63,9 @@ func defaultClassify(_ string, err error) codes.Class { return codes.OfError(err
 
 // Option configures a Retrier (New, UnaryClientInterceptor), and so every
 // face that runs on it (the RoundTripper, Do, WaitVisible, Transact and the
-// policy Updater). Options apply in order; a later one overrides
-// an earlier one. An invalid option is never ignored: New returns an error
+// policy Updater). Options apply in order; a later one overrides an
+// earlier one, except that WithMaxBackoff wins over a WithBackoff's Max
+// either way. An invalid option is never ignored: New returns an error
 // that names it.
 type Option func(*config)
 
@@ -73,7 +75,8 @@ func (c *config) fail(format string, args ...any) {
 
 // WithBackoff sets the backoff schedule. Initial must be > 0, Multiplier a
 // finite number >= 1, Max >= Initial; a nil Jitter is the documented one,
-// AdditiveJitter(time.Second). The default is DefaultBackoff().
+// AdditiveJitter(time.Second). The default is DefaultBackoff(). A
+// WithMaxBackoff replaces b.Max, whichever of the two comes first.
 func WithBackoff(b Backoff) Option {
 	return func(c *config) {
 		ok := true
@@ -101,14 +104,14 @@ func WithBackoff(b Backoff) Option {
 
 // WithMaxBackoff sets the guidance's maximum_backoff, the longest wait
 // between two attempts (default 32 s). It must be > 0 and not below the
-// backoff's Initial.
+// backoff's Initial. It wins over a WithBackoff's Max, before or after it.
 func WithMaxBackoff(d time.Duration) Option {
 	return func(c *config) {
 		if d <= 0 {
 			c.fail("WithMaxBackoff(%v): the maximum backoff must be > 0 (the guidance: 32s or 64s)", d)
 			return
 		}
-		c.backoff.Max = d
+		c.maxBackoff = d
 	}
 }
 
@@ -144,19 +147,13 @@ func WithMaxAttempts(n int) Option {
 }
 
 // WithPerAttemptTimeout gives each attempt its own timeout: min(d, what is
-// left of the call's context and of the retry deadline). An attempt that runs
-// out of it is retried while the caller's own context lives, whatever the
-// classifier says of its error (the cut is the Retrier's own doing). Whether
-// it ran out is decided by its deadline, not by when its context says so: a
-// failure at or after the deadline did, and so did a DEADLINE_EXCEEDED (or
-// REST 504) that came at most a tenth of d (at most 1 s) before it, from a
-// server that shaves the deadline it received. A wait
-// that would end at the retry deadline is not started (the attempt after it
-// would have no time to reach the server): the call ends with the server's
-// last error. 0 (the default) means none. It must not be negative.
-// The timeout runs on the wall clock (it is a context deadline), and costs
-// a context and a timer per attempt, the first included. Under Transact (and
-// so a policy Updater) it bounds each Read and each Write call.
+// left of the call's context and of the retry deadline). An attempt it cuts
+// off (one that failed at its deadline, or with DEADLINE_EXCEEDED or 504 at
+// most a tenth of d, at most 1 s, before it) is retried while the caller's
+// context lives, whatever the classifier says. A wait that would end at the
+// retry deadline is not started. Under Transact it bounds each Read and
+// Write. 0 (the default) means none; it must not be negative. It runs on
+// the wall clock and costs a context and a timer per attempt.
 func WithPerAttemptTimeout(d time.Duration) Option {
 	return func(c *config) {
 		if d < 0 {
@@ -254,6 +251,9 @@ func WithObserver(f func(context.Context, Attempt)) Option {
 
 // validate checks what no single option can: how options combine.
 func (c *config) validate() {
+	if c.maxBackoff > 0 {
+		c.backoff.Max = c.maxBackoff // whatever the order of WithBackoff and WithMaxBackoff
+	}
 	if b := c.backoff; b.Max < b.Initial {
 		c.fail("the maximum backoff (%v) is less than the backoff's Initial (%v): raise WithMaxBackoff or lower Initial", b.Max, b.Initial)
 	}

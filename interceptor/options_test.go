@@ -93,3 +93,34 @@ func TestNewErrorIsJoined(t *testing.T) {
 		t.Fatalf("err %v", fmt.Sprint(err))
 	}
 }
+
+// TestMaxBackoffWinsInEitherOrder: WithMaxBackoff replaces a WithBackoff's
+// Max whether it comes before or after it; WithBackoff's other fields stay.
+func TestMaxBackoffWinsInEitherOrder(t *testing.T) {
+	b := interceptor.Backoff{Initial: 2 * time.Second, Multiplier: 3, Max: 10 * time.Second, Jitter: interceptor.NoJitter}
+	for name, opts := range map[string][]interceptor.Option{
+		"WithBackoff, WithMaxBackoff": {interceptor.WithBackoff(b), interceptor.WithMaxBackoff(time.Minute)},
+		"WithMaxBackoff, WithBackoff": {interceptor.WithMaxBackoff(time.Minute), interceptor.WithBackoff(b)},
+	} {
+		r, err := interceptor.New(opts...)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		got := r.Backoff()
+		if got.Max != time.Minute || got.Initial != b.Initial || got.Multiplier != b.Multiplier {
+			t.Errorf("%s: Backoff %+v, want %+v with Max 1m", name, got, b)
+		}
+		if d := got.Delay(5, 0); d != time.Minute {
+			t.Errorf("%s: Delay(5) = %v, want 2s*3^5 capped at 1m", name, d)
+		}
+	}
+	// The check against Initial applies to the Max that wins.
+	for _, opts := range [][]interceptor.Option{
+		{interceptor.WithMaxBackoff(time.Second), interceptor.WithBackoff(b)},
+		{interceptor.WithBackoff(b), interceptor.WithMaxBackoff(time.Second)},
+	} {
+		if _, err := interceptor.New(opts...); err == nil || !strings.Contains(err.Error(), "maximum backoff (1s) is less than the backoff's Initial (2s)") {
+			t.Errorf("WithMaxBackoff(1s) below Initial 2s: %v", err)
+		}
+	}
+}

@@ -22,18 +22,12 @@ const PushbackTrailer = "grpc-retry-pushback-ms"
 
 // WithPushback makes the interceptor honour the server's
 // grpc-retry-pushback-ms trailer (gRFC A6): a value >= 0 replaces the
-// backoff's wait before the next attempt, though never below a RetryInfo
-// delay the same answer carries (the wait is the larger of the two), and
-// never past a deadline (a wait that does not fit ends the call at once); a
-// negative or malformed one ends the call (Reason ServerPushback), whatever
-// RetryInfo says. The trailer is read by the interceptor only: Do,
-// WaitVisible, Transact and the policy Updater honour RetryInfo (below),
-// not the trailer. Reading trailers costs, on every call including
-// the ones that succeed, a copy of the call options with one more option and
-// the trailer map: a few allocations per call. It is therefore opt-in.
-//
-// google.rpc.RetryInfo in an error's details is always honoured, at no cost
-// on the success path: the wait is at least its retry_delay.
+// backoff's wait (never below a RetryInfo delay, never past a deadline); a
+// negative or malformed one ends the call (Reason ServerPushback). Only the
+// interceptor reads the trailer. It is opt-in because reading trailers
+// costs a few allocations on every call, successes included.
+// google.rpc.RetryInfo is always honoured, at no cost: the wait is at least
+// its retry_delay.
 func WithPushback() Option {
 	return func(c *config) { c.pushback = true }
 }

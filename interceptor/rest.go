@@ -14,79 +14,18 @@ import (
 
 // RoundTripper returns the Retrier as an http.RoundTripper around base
 // (http.DefaultTransport when nil), for REST clients: the discovery clients
-// (google.golang.org/api/iam/v1, cloudresourcemanager/v3) and GAPIC clients
-// built with NewRESTClient. It is the same engine as the interceptor: the
-// same schedule, deadlines, attempt cap, budget, observers and logger.
+// and GAPIC REST clients (NewRESTClient wires one for you). It is the
+// interceptor's engine: a response of 400 or above, or a connection failure
+// (UNAVAILABLE), is classified, asked about safety under the gRPC method the
+// request maps to, and retried on r's schedule, waiting at least the
+// server's Retry-After or RetryInfo (the package doc's "REST" has the rules).
+// 404 is retried only with the opt-in; DisableContext turns retries off.
 //
-// A response with a status below 400 is returned as base gave it: on that
-// path the RoundTripper reads no clock, walks no context and allocates
-// nothing beyond base, when the request has no body or has GetBody (every
-// request http.NewRequest builds from a bytes or strings reader has it, and
-// the discovery and GAPIC clients build theirs that way). A request with a
-// body and no GetBody is buffered once, before its first attempt, so that
-// it can be sent again, only when it may be replayed and only up to
-// MaxReplayBody; a request that will never be replayed (unsafe to send
-// again, DisableContext, WithMaxAttempts(1), or owned by Do or an Updater)
-// goes to base with its body as it came, streamed.
-//
-// Any other response, or an error from base, is decided as the interceptor
-// decides a failed gRPC call:
-//
-//   - The class comes from the Retrier's classifier (codes.OfError by
-//     default), given the *googleapi.Error that googleapi.CheckResponse
-//     builds from the response (the JSON error body's status first, else the
-//     HTTP status). A 429 with a Retry-After (seconds or an HTTP date) is a
-//     429 with RetryInfo: Transient, its wait at least the header's delay.
-//   - An error from base that is a failure of the connection (refused,
-//     reset, closed before a response, unexpected EOF, net.ErrClosed, an
-//     HTTP/2 stream, GOAWAY or connection error, a transport timeout) is
-//     gRPC's UNAVAILABLE: the classifier gets, and the caller is returned,
-//     an error whose text and chain are base's (errors.Is finds
-//     syscall.ECONNRESET) and whose GRPCStatus is UNAVAILABLE. TLS
-//     certificate failures, context errors, an io.EOF another layer wrapped
-//     and any other error stay as base gave them (Permanent by default).
-//   - Whether a request may be sent again after an ambiguous failure (500,
-//     502, 503, 504) is asked of the safe-to-retry function (SafeToRetry by
-//     default) under the gRPC method the request transcodes to (the IAM
-//     services' google.api.http rules, matched by host and path; the IAM
-//     mixin's :getIamPolicy, :setIamPolicy and :testIamPermissions on any
-//     host), with the request message read from the JSON body where the
-//     answer depends on it (a setIamPolicy is safe only with an etag and a
-//     mask that is empty or names etag). A request that maps to no method
-//     is asked under its "VERB /path" with the *http.Request as req (the
-//     default, SafeToRetry, says GET and HEAD are safe, nothing else is).
-//     Attempt.Method is that gRPC method, or "VERB /path" when there is
-//     none; WithSafeToRetry and WithClassifier see the same name. Two
-//     failures are retried whatever the method: a dial failure (*net.OpError
-//     with Op "dial", a DNS error, ECONNREFUSED: the request never left the
-//     client, which its error type proves, so no httptrace is needed) and a
-//     429 with a delay (RetryInfo or Retry-After: a definite rejection, as
-//     an opted-in 404 is).
-//   - The wait is at least what the server asks for: a Retry-After header
-//     (seconds or an HTTP date) and a google.rpc.RetryInfo in the error's
-//     details. WithPushback (a gRPC trailer) does not apply to HTTP.
-//   - 404 is retried only when the Retrier has WithRetryNotFound or the
-//     request's context was made with RetryNotFoundContext; no failure of a
-//     request whose context was made with DisableContext is retried.
-//   - A request whose context is owned by Retrier.Do or a policy Updater
-//     (they mark it) passes straight through: its owner retries it, and
-//     reads a connection failure as UNAVAILABLE and an attempt cut by
-//     WithPerAttemptTimeout as DEADLINE_EXCEEDED, both Transient, as it
-//     reads them over gRPC.
-//
-// Each retry is a clone of the request with its body replayed (GetBody, or
-// the buffer) and the AttemptMetadataKey header carrying the retry's number;
-// the response of an attempt that is retried is drained and closed. The
-// response of the last attempt is returned as it came, its body readable
-// from the start. When the request's context ends during a wait, the wait
-// ends at once and RoundTrip returns an error that wraps the context's error
-// and the last attempt's *googleapi.Error. With WithPerAttemptTimeout each
-// attempt runs under that timeout until its response body is closed; an
-// attempt it cuts while the request's context lives fails with an error
-// whose GRPCStatus is DEADLINE_EXCEEDED and that does not wrap
-// context.DeadlineExceeded (the caller's context did not end). An error
-// response whose Body is nil is an empty one; one whose body read fails
-// is returned with the bytes read, then that read's error.
+// A response below 400 is returned as base gave it, with no allocation or
+// clock read beyond base when the request has no body or has GetBody. The
+// last attempt's response is returned as it came, its body unread. When the
+// request's context ends during a wait, RoundTrip returns an error that
+// wraps the context's error and the last *googleapi.Error.
 func (r *Retrier) RoundTripper(base http.RoundTripper) http.RoundTripper {
 	r.mustBeBuilt("Retrier.RoundTripper")
 	if base == nil {

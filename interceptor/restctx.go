@@ -51,18 +51,12 @@ func restFlagsOf(ctx context.Context) restFlags {
 	return knobsOf(ctx).flags
 }
 
-// DisableContext returns a context under which no face retries: a gRPC call
-// made with it (through the interceptor), a REST request (req.WithContext,
-// a discovery call's .Context(ctx), a GAPIC REST call's ctx), Retrier.Do
-// and WaitVisible get their first failure as it is. On a policy Updater's
-// Update it stops the retries of transient failures, never the reruns after
-// a concurrent change (ABORTED): those are the transaction itself. It is the
-// context form of Disable(), read only after a failure, so a call that
-// succeeds at once pays nothing for it.
-//
-// The context forms of an Update apply to its read-modify-write; when the
-// Updater coalesces concurrent Updates of one resource into one, that runs
-// under the context forms of the batch's first caller.
+// DisableContext returns a context under which no face retries: a gRPC call,
+// a REST request, Retrier.Do and WaitVisible made with it get their first
+// failure as it is. On an Updater's Update it stops the retries of transient
+// failures, never the reruns after a conflict (a coalesced batch runs under
+// its first caller's context forms). It is the context form of Disable(),
+// read only after a failure: a call that succeeds at once pays nothing.
 func DisableContext(ctx context.Context) context.Context {
 	return withRESTFlag(ctx, restDisable)
 }
@@ -78,17 +72,10 @@ func RetryNotFoundContext(ctx context.Context) context.Context {
 
 // DeadlineContext returns a context that sets the retry deadline of the
 // calls made with it, on every face, in place of the Retrier's
-// (WithDeadline): how long a call keeps retrying, counted from its first
-// failure; 0 means none of its own (the context's deadline and the attempt
-// cap rule). The context's own deadline still wins when it is sooner. On a
-// gRPC call a CallDeadline option wins over it. It is read only after a
-// failure. A negative d is a programming error: DeadlineContext panics at
-// once, naming the value.
-//
-// There is no context form of CallPerAttemptTimeout: a per-attempt timeout
-// applies to the first attempt too, so a context form would cost every call
-// a context lookup on the success path. The per-call per-attempt timeout
-// stays gRPC-only; WithPerAttemptTimeout sets one for every face.
+// (WithDeadline): how long a call keeps retrying from its first failure; 0
+// means none of its own. The context's own deadline still wins when sooner;
+// on a gRPC call a CallDeadline option wins over it. It is read only after
+// a failure. A negative d panics at once, naming the value.
 func DeadlineContext(ctx context.Context, d time.Duration) context.Context {
 	if d < 0 {
 		panic(fmt.Sprintf("iamretry: DeadlineContext(ctx, %v): the retry deadline must be >= 0 (0: none of its own; the context's deadline rules)", d))

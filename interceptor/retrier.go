@@ -13,17 +13,11 @@ import (
 )
 
 // Retrier retries failed IAM calls with truncated exponential backoff with
-// jitter. It is immutable once built and safe for concurrent use by any
-// number of calls; build one per client (or per process) and share it.
-//
-// Build it with New: the zero Retrier is not usable. Unlike a sync.Mutex, a
-// Retrier holds state its calls share (the retry budget, the instruments)
-// and a configuration New checks once; a zero value that quietly became
-// New() would have to set that up on first use and check on every call.
-// So each method of a Retrier not built by New (a zero value, &Retrier{},
-// a nil *Retrier) panics at once, when called, with a message that names
-// the method and says to use interceptor.New; WaitVisible refuses one with
-// an error, as it refuses a nil Retrier.
+// jitter. It is immutable once built and safe for concurrent use; build one
+// per client (or per process) with New and share it. The zero Retrier is not
+// usable: it would lack the state its calls share (budget, instruments). A
+// method of a Retrier not built by New panics, naming the method and New;
+// WaitVisible and Transact refuse one with an error.
 type Retrier struct {
 	cfg    config
 	budget *budget  // nil: no budget
@@ -74,6 +68,15 @@ func build(opts []Option) (*Retrier, error) {
 func (r *Retrier) Backoff() Backoff {
 	r.mustBeBuilt("Retrier.Backoff")
 	return r.cfg.backoff
+}
+
+// Clock returns the clock r waits on (WithClock's, else WallClock()). Code
+// of your own that waits between the steps of a retried call (polling a
+// long-running operation inside a Transact's Write, say) waits on it too,
+// so that a test's virtual clock governs every wait.
+func (r *Retrier) Clock() Clock {
+	r.mustBeBuilt("Retrier.Clock")
+	return r.cfg.clock
 }
 
 // built reports whether r was built by New (or a face's build): only such

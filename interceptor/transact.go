@@ -79,34 +79,20 @@ type ReadModifyWrite[T any] struct {
 }
 
 // Transact runs t on r's engine as a retried transaction, the IAM
-// guidance's "retry the entire read-modify-write": it reads; applies
-// Modify; writes, only when something changed, with the etag read; and
-// returns what Write returned, or what Modify returned when nothing changed
-// (then nothing is written).
+// guidance's "retry the entire read-modify-write": it reads, applies
+// Modify, writes with the etag read only when something changed, and
+// returns what Write returned (or what Modify returned when nothing
+// changed). It reruns the whole from the read after a conflict (ABORTED, or
+// FAILED_PRECONDITION when a fresh read shows the etag moved), waiting
+// t.Conflicts' schedule outside the budget and the attempt cap, and after a
+// Transient failure of the read or the write, waiting r's Backoff. All else
+// is r's, as on every face. It owns Read and Write (their ctx is marked):
+// do not nest owners.
 //
-// It reruns the whole from the read, never the write alone: after ABORTED
-// (a concurrent change), FAILED_PRECONDITION on the write when a fresh read
-// shows the etag moved, and a Transient failure of the read or the write (a
-// failed write may have committed: the fresh read and the idempotent Modify
-// find out). Transient failures wait r's Backoff; conflicts wait
-// t.Conflicts' schedule, spend no retry budget and never count toward r's
-// attempt cap. Everything else is r's, as for every other face: its retry
-// deadline (from the first failure), attempt cap, budget, clock, random
-// source, observers (one Attempt per failed read-modify-write, Method
-// t.Method), logger, metrics (writes and conflicts among them) and span
-// events; a RetryInfo delay is the floor of a wait; its per-attempt timeout
-// bounds each Read and Write call (a call it cuts off is Transient).
-//
-// One owner per call: the context given to Read and Write is marked, and a
-// Retrier's interceptor or RoundTripper beneath passes their failures
-// through. Do not nest owners (a Do or another Transact inside Read).
-//
-// It returns the last error unchanged (a FAILED_PRECONDITION found to be a
-// conflict reports ABORTED and wraps the server's error), Modify's error
-// unchanged, or, when ctx ends during a wait, an error whose gRPC code is
-// the context's and that wraps the last error; with the zero T. A nil or
-// unbuilt r, a missing Method, Read, Modify, Write or Etag, and an unknown
-// Conflicts are refused with an error naming each, before any call.
+// It returns the last error unchanged, Modify's error unchanged, or, when
+// ctx ends during a wait, an error with the context's code wrapping the
+// last error; with the zero T. A nil or unbuilt r, a missing field and an
+// unknown Conflicts are refused with an error naming each, before any call.
 func Transact[T any](ctx context.Context, r *Retrier, t ReadModifyWrite[T]) (T, error) {
 	var zero T
 	if err := t.check(r); err != nil {

@@ -156,7 +156,7 @@ func TestTransactRerunsOnConflict(t *testing.T) {
 	if want := []string{"read", "write:Aborted", "read", "write"}; !slices.Equal(s.calls(), want) {
 		t.Fatalf("calls %v, want %v", s.calls(), want)
 	}
-	if w := h.clock.Sleeps(); !slices.Equal(w, []time.Duration{interceptor.SpreadConflicts.Delay(0, 0.5)}) {
+	if w := h.clock.Sleeps(); !slices.Equal(w, []time.Duration{interceptor.ConflictDelay(interceptor.SpreadConflicts, 0, 0, 0.5)}) {
 		t.Fatalf("waits %v", w)
 	}
 	if len(h.attempts) != 2 || h.attempts[0].Class != codes.Conflict || h.attempts[0].Method != "toy/Add" || h.attempts[0].Resource != "doc" || h.attempts[1].Reason != interceptor.Succeeded {

@@ -12,17 +12,14 @@ import (
 	"github.com/iamretry/iamretry/codes"
 )
 
-// Defaults of WaitVisible.
-const (
-	// DefaultConsecutiveReads is how many reads in a row must succeed before
-	// WaitVisible trusts a new resource: 3, as Terraform's Google provider
-	// waits for 3 consecutive successful reads of a new service account.
-	DefaultConsecutiveReads = 3
-	// DefaultPermissionDeniedRetries is how many PERMISSION_DENIED answers
-	// WaitVisible retries before the first good read (see
-	// PermissionDeniedRetries).
-	DefaultPermissionDeniedRetries = 5
-)
+// DefaultConsecutiveReads is how many reads in a row must succeed before
+// WaitVisible trusts a new resource: 3, as Terraform's Google provider
+// waits for 3 consecutive successful reads of a new service account.
+const DefaultConsecutiveReads = 3
+
+// defaultPermissionDeniedRetries is how many PERMISSION_DENIED answers
+// WaitVisible retries before the first good read (PermissionDeniedRetries).
+const defaultPermissionDeniedRetries = 5
 
 // reasonIAMPermissionDenied is the google.rpc.ErrorInfo reason IAM gives a
 // PERMISSION_DENIED that may mean "not visible to you yet".
@@ -52,14 +49,14 @@ func ConsecutiveReads(n int) VisibleOption {
 }
 
 // PermissionDeniedRetries caps how many PERMISSION_DENIED answers WaitVisible
-// retries before its first good read (default
-// DefaultPermissionDeniedRetries): the next one is returned at once. It
+// retries before its first good read (default 5): the next one is
+// returned at once. It
 // must be >= 0; 0 retries none. Only an answer whose google.rpc.ErrorInfo
 // reason is IAM_PERMISSION_DENIED, or that has none, is ever retried.
 func PermissionDeniedRetries(n int) VisibleOption {
 	return func(c *visibleConfig) {
 		if n < 0 {
-			c.errs = append(c.errs, fmt.Errorf("PermissionDeniedRetries(%d): the cap must be >= 0 (0: never retry PERMISSION_DENIED; default %d)", n, DefaultPermissionDeniedRetries))
+			c.errs = append(c.errs, fmt.Errorf("PermissionDeniedRetries(%d): the cap must be >= 0 (0: never retry PERMISSION_DENIED; default %d)", n, defaultPermissionDeniedRetries))
 			return
 		}
 		c.pdRetries = n
@@ -85,52 +82,22 @@ func (e *UnconfirmedError) Error() string {
 
 // WaitVisible waits until a resource created moments ago is visible: it
 // calls read until it succeeds ConsecutiveReads times in a row (default 3)
-// and returns the last read's value. Call it after CreateServiceAccount (or
-// any create) with a read of what was created, before using it.
+// and returns the last read's value. It retries NOT_FOUND always, failures
+// the Retrier retries, and PERMISSION_DENIED before the first good read
+// (PermissionDeniedRetries; the package doc's "Waiting for a new resource"
+// says why); a bad read after a good one restarts the count. It runs on r's
+// engine as Do does (backoff, retry deadline, attempt cap, budget,
+// observers), owns the reads (read must pass its ctx on), and spaces good
+// reads by the backoff's first step, spending no budget on them.
 //
-// IAM is eventually consistent: right after a create, reads of the new
-// resource answer NOT_FOUND for a while, and may succeed once and then
-// answer NOT_FOUND again from another replica. WaitVisible retries NOT_FOUND
-// (HTTP 404) always, whatever WithRetryNotFound says, and a failure the
-// Retrier retries (Transient); a bad read after a good one restarts the
-// count. It also retries PERMISSION_DENIED (HTTP 403), but only before its
-// first good read, only when the error's google.rpc.ErrorInfo reason is
-// IAM_PERMISSION_DENIED or absent (never SERVICE_DISABLED,
-// ACCESS_TOKEN_SCOPE_INSUFFICIENT or any other: those are real refusals),
-// and at most PermissionDeniedRetries times (default 5): the admin API
-// answers 403 for an account the caller cannot see yet, and documents 403
-// for a projects/-/serviceAccounts/ name that designates no account, so
-// right after a create a 403 may mean "not there yet". Everywhere else (the interceptor, Do, the policy
-// Updater, a read after the resource was seen) a 403 is a real refusal and
-// is returned at once: retrying it would only delay the error.
-//
-// The retries run on r's engine, as Do's do: r's Backoff, clock, retry
-// deadline (counted from the first read that did not end the wait),
-// attempt cap (which counts every read), budget and observers, within ctx.
-// A failed read waits the Backoff's step for the failed reads so far (the
-// good reads do not push the schedule out). Between two good reads
-// WaitVisible waits the Backoff's first step (1 s plus jitter by default):
-// reads back to back may be served by the same replica and prove little,
-// and a good read is not a failure, so the schedule does not grow; these
-// waits spend no retry budget. A wait that would end after a deadline is
-// not started.
-//
-// The reads are owned, as Do's are: the context given to read is marked,
-// and a Retrier's interceptor or RoundTripper beneath passes their failures
-// through, so retries never multiply. read must pass that context on.
-//
-// On success WaitVisible returns the last read's value and nil. Otherwise
-// it returns the last read's value and: the last read's error, unchanged;
-// an *UnconfirmedError when the last read was good; or, when ctx ends
-// during a wait, an error whose gRPC code is the context's and that wraps
-// one of those. Observers see each read that did not end the wait (a good
-// one with an *UnconfirmedError) and the final report, Method name; the
-// metrics count the call as Do's. A nil r or one not built by New, a nil
-// read, a nil option, invalid values, and a count of reads above r's
-// WithMaxAttempts are refused with an error naming them, before any read.
+// It returns the last read's value and nil, or with it the last read's
+// error unchanged, an *UnconfirmedError when the last read was good, or,
+// when ctx ends during a wait, an error with the context's code wrapping one
+// of those. A nil or unbuilt r, a nil read or option, invalid values and a
+// count above r's WithMaxAttempts are refused before any read.
 func WaitVisible[T any](ctx context.Context, r *Retrier, name string, read func(context.Context) (T, error), opts ...VisibleOption) (T, error) {
 	var zero T
-	c := visibleConfig{reads: DefaultConsecutiveReads, pdRetries: DefaultPermissionDeniedRetries}
+	c := visibleConfig{reads: DefaultConsecutiveReads, pdRetries: defaultPermissionDeniedRetries}
 	for i, o := range opts {
 		if o == nil {
 			c.errs = append(c.errs, fmt.Errorf("option %d of %d is nil", i+1, len(opts)))

@@ -201,19 +201,21 @@ func (s *stepRun) grants(t *testing.T, resource, role, member string) int {
 }
 
 // returnedAs checks what the step's calls returned: one returned event per
-// want, in order, each as the guidance says.
+// want, in order, each as the guidance says. The codes the guidance says
+// each call ends with are written here only: the demo reports, the tests
+// judge.
 func (s *stepRun) returnedAs(t *testing.T, want ...string) {
 	t.Helper()
 	if len(s.returned) != len(want) {
 		t.Fatalf("step %d: %d calls returned, want %d: %+v", s.header.Step, len(s.returned), len(want), s.returned)
 	}
 	for i, r := range s.returned {
-		if r.Code != want[i] || r.Want != want[i] {
-			t.Errorf("step %d: %s returned %s (the demo wanted %s), want %s", s.header.Step, r.Method, r.Code, r.Want, want[i])
+		if r.Code != want[i] {
+			t.Errorf("step %d: %s returned %s, want %s", s.header.Step, r.Method, r.Code, want[i])
 		}
 	}
 	if !s.result.OK {
-		t.Errorf("step %d's result is not ok: %+v", s.header.Step, s.result)
+		t.Errorf("step %d did not run to its end: %+v", s.header.Step, s.result)
 	}
 }
 
@@ -499,7 +501,7 @@ func TestDemoTellsTheStory(t *testing.T) {
 		"plain policy.Update       1  400 INVALID_ARGUMENT   Propagation  give up: not retryable",
 		"opt-in policy.Update      1  400 INVALID_ARGUMENT   Propagation  rerun in ",
 		"→ opt-in policy.Update returned OK",
-		"Every call ended as Google's IAM retry guidance says it should.",
+		"Every step ran to its end.",
 	} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("the demo's output lacks %q", want)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"cloud.google.com/go/iam/apiv1/iampb"
+	rpccode "google.golang.org/genproto/googleapis/rpc/code"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -28,20 +29,11 @@ func usagef(format string, args ...any) error {
 	return &usageError{msg: fmt.Sprintf(format, args...)}
 }
 
-// codeNames are the gRPC code names as google.rpc.Code spells them, in code
-// order; codeByName parses them through grpc's own table (Code.UnmarshalJSON),
-// so the two cannot disagree (a test checks every one).
-var codeNames = [...]string{
-	"OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED",
-	"NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED",
-	"FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED",
-	"INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED",
-}
-
-// codeName returns the google.rpc.Code name of c ("UNAVAILABLE").
+// codeName returns the google.rpc.Code name of c ("UNAVAILABLE"), the
+// spelling of the JSON error bodies and of the instruments' grpc.status.
 func codeName(c codes.Code) string {
-	if int(c) < len(codeNames) {
-		return codeNames[c]
+	if n, ok := rpccode.Code_name[int32(c)]; ok {
+		return n
 	}
 	return c.String()
 }
@@ -50,17 +42,14 @@ func codeName(c codes.Code) string {
 // "UNAVAILABLE"). Numbers are refused: names say what is meant.
 func codeByName(name string) (codes.Code, error) {
 	n := strings.ToUpper(strings.TrimSpace(name))
-	valid := n != ""
-	for _, r := range n {
-		if (r < 'A' || r > 'Z') && r != '_' {
-			valid = false
-		}
+	if c, ok := rpccode.Code_value[n]; ok {
+		return codes.Code(c), nil
 	}
-	var c codes.Code
-	if !valid || c.UnmarshalJSON([]byte(`"`+n+`"`)) != nil {
-		return 0, fmt.Errorf("unknown gRPC code %q; use one of %s", name, strings.Join(codeNames[1:], ", "))
+	var failures []string // the names, in code order, but OK
+	for c := int32(1); c < int32(len(rpccode.Code_name)); c++ {
+		failures = append(failures, rpccode.Code_name[c])
 	}
-	return c, nil
+	return 0, fmt.Errorf("unknown gRPC code %q; use one of %s", name, strings.Join(failures, ", "))
 }
 
 // parseFailureCodes parses a comma-separated list of gRPC code names for
@@ -178,10 +167,15 @@ func checkMember(m string) error {
 	return usagef("--member %q: %s", m, strings.TrimPrefix(status.Convert(err).Message(), "iamretry/policy: "))
 }
 
+// memberForms points to the forms of a member: the library's table
+// (interceptor/policy/members.go) follows IAM's own list, and its errors,
+// which the CLI shows when it has no words of its own, name every form.
+const memberForms = "the forms of a member: https://cloud.google.com/iam/docs/principal-identifiers"
+
 // describeMember explains why a member the library refuses is malformed,
 // in the CLI's words; nil when it has no words for it.
 func describeMember(m string) error {
-	const want = "a member is user:EMAIL, serviceAccount:EMAIL, group:EMAIL, domain:DOMAIN, principal://..., principalSet://..., deleted:KIND:EMAIL?uid=ID, allUsers or allAuthenticatedUsers"
+	const want = memberForms
 	bad := func(why string) error { return usagef("--member %q: %s; %s", m, why, want) }
 	switch {
 	case m == "":

@@ -7,6 +7,7 @@
 //	iamretry simulate      the thundering herd, with and without jitter
 //	iamretry fake-server   the fake IAM server on a TCP port, with faults
 //	iamretry policy        get, add-binding, remove-binding with retries
+//	iamretry apply         converge many resources' bindings from a file (CI/CD)
 //
 // Run "iamretry help" for the commands and "iamretry CMD -h" for the flags of
 // one. Exit codes: 0 success, 1 failure, 2 usage error.
@@ -60,7 +61,7 @@ type cmdIO struct {
 
 // commands in the order "iamretry help" lists them.
 func commands() []*command {
-	return []*command{demoCommand(), simulateCommand(), fakeServerCommand(), policyCommand()}
+	return []*command{demoCommand(), simulateCommand(), fakeServerCommand(), policyCommand(), applyCommand()}
 }
 
 func findCommand(name string) *command {
@@ -197,7 +198,11 @@ Exit codes: 0 success, 1 failure, 2 usage error.
 func writeCommandHelp(w io.Writer, fs *flag.FlagSet, usage, long string) {
 	fmt.Fprintf(w, "Usage:\n  %s\n\n%s\n", usage, strings.TrimSpace(long))
 	n := 0
-	fs.VisitAll(func(*flag.Flag) { n++ })
+	fs.VisitAll(func(f *flag.Flag) {
+		if !strings.HasPrefix(f.Usage, hiddenUsage) {
+			n++
+		}
+	})
 	if n > 0 {
 		fmt.Fprintln(w, "\nFlags:")
 		writeFlags(w, fs)
@@ -208,6 +213,9 @@ func writeCommandHelp(w io.Writer, fs *flag.FlagSet, usage, long string) {
 // dashes ("--seed N"), each followed by what it does and its default.
 func writeFlags(w io.Writer, fs *flag.FlagSet) {
 	fs.VisitAll(func(f *flag.Flag) {
+		if strings.HasPrefix(f.Usage, hiddenUsage) {
+			return // a flag for tests (see hiddenUsage)
+		}
 		arg, usage := flag.UnquoteUsage(f)
 		line := "  --" + f.Name
 		if arg != "" {

@@ -17,7 +17,16 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(cleanupM{m})
+}
+
+// cleanupM removes what the tests built (the apply tests' binary) after
+// they ran.
+type cleanupM struct{ m *testing.M }
+
+func (c cleanupM) Run() int {
+	defer removeBuiltBinary()
+	return c.m.Run()
 }
 
 // result is what one in-process run of the command printed and returned.

@@ -222,7 +222,7 @@ func policyClient(ctx context.Context, f *policyFlags, r *interceptor.Retrier) (
 	if err != nil {
 		return nil, nil, err
 	}
-	return serviceClient{conn: conn, service: f.route.grpcService}, conn.Close, nil
+	return policy.FromService(conn, f.route.grpcService), conn.Close, nil
 }
 
 // policyTestClock, when set (by tests only), is the clock of the policy

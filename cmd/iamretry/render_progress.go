@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/iamretry/iamretry/interceptor"
-	"github.com/iamretry/iamretry/interceptor/policy"
 )
 
 // progressRenderer tells a command's retries on stderr, one line an
@@ -39,22 +38,28 @@ func (r progressRenderer) render(ev event) error {
 	return err
 }
 
-// shortMethod drops the package of a full gRPC method name:
+// shortMethod drops the package of a method name:
 // "/google.iam.v1.IAMPolicy/GetIamPolicy" -> "IAMPolicy.GetIamPolicy", and
-// policy.UpdateMethod -> "policy.Update".
+// policy.UpdateMethod -> "policy.Update". A REST attempt's "VERB /path"
+// stays as it is.
 func shortMethod(m string) string {
-	if m == policy.UpdateMethod {
-		return "policy.Update"
+	if svc, name, ok := methodParts(m); ok {
+		return svc + "." + name
 	}
-	if !strings.HasPrefix(m, "/") {
-		return m
+	return m
+}
+
+// methodParts splits a method name into its service, without the package,
+// and the method: "/google.iam.v1.IAMPolicy/GetIamPolicy" (gRPC's form) and
+// "google.iam.v1.IAMPolicy/GetIamPolicy" (the grpc.method attribute's) are
+// "IAMPolicy" and "GetIamPolicy"; policy.UpdateMethod is "policy" and
+// "Update". ok is false for a name of another shape: a REST attempt's
+// "VERB /path", the attribute's "other". The CLI's shorter names of a
+// method (shortMethod, callName, shortGRPCMethod) are all cut here.
+func methodParts(m string) (svc, name string, ok bool) {
+	svc, name, ok = strings.Cut(strings.TrimPrefix(m, "/"), "/")
+	if !ok || svc == "" || name == "" || strings.ContainsAny(svc+name, "/ ") {
+		return "", "", false
 	}
-	svc, name, ok := strings.Cut(m[1:], "/")
-	if !ok {
-		return m
-	}
-	if i := strings.LastIndexByte(svc, '.'); i >= 0 {
-		svc = svc[i+1:]
-	}
-	return svc + "." + name
+	return svc[strings.LastIndexByte(svc, '.')+1:], name, true
 }

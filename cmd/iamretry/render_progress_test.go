@@ -78,3 +78,25 @@ func TestServerCode(t *testing.T) {
 		t.Error(callName("writer-2", "/google.iam.v1.IAMPolicy/SetIamPolicy"))
 	}
 }
+
+// TestMethodNames: the three short names of a method, all cut by
+// methodParts, for each shape of name the CLI meets.
+func TestMethodNames(t *testing.T) {
+	for _, c := range []struct{ m, call, progress, metric string }{
+		{"/google.iam.v1.IAMPolicy/GetIamPolicy", "GetIamPolicy", "IAMPolicy.GetIamPolicy", "IAMPolicy/GetIamPolicy"},
+		{"google.iam.admin.v1.IAM/GetServiceAccount", "IAM.GetServiceAccount", "IAM.GetServiceAccount", "IAM/GetServiceAccount"},
+		{policy.UpdateMethod, "policy.Update", "policy.Update", policy.UpdateMethod},
+		{"POST /v3/projects/p:getIamPolicy", "POST /v3/projects/p:getIamPolicy", "POST /v3/projects/p:getIamPolicy", "POST /v3/projects/p:getIamPolicy"},
+		{"other", "other", "other", "other"},
+	} {
+		if got := callName("", c.m); got != c.call {
+			t.Errorf("callName(%q) = %q, want %q", c.m, got, c.call)
+		}
+		if got := shortMethod(c.m); got != c.progress {
+			t.Errorf("shortMethod(%q) = %q, want %q", c.m, got, c.progress)
+		}
+		if got := shortGRPCMethod(c.m); got != c.metric {
+			t.Errorf("shortGRPCMethod(%q) = %q, want %q", c.m, got, c.metric)
+		}
+	}
+}

@@ -9,6 +9,8 @@ import (
 	"text/tabwriter"
 	"unicode/utf8"
 
+	"google.golang.org/grpc/codes"
+
 	"github.com/iamretry/iamretry/interceptor"
 	"github.com/iamretry/iamretry/interceptor/policy"
 )
@@ -188,14 +190,16 @@ func (r textRenderer) attempt(b *strings.Builder, e attemptEvent) {
 }
 
 // callName is the timeline's name of a call: who made it (when the story
-// has several callers) and the method without its service:
-// "writer-2 SetIamPolicy", "policy.Update" (policy.UpdateMethod).
+// has several callers) and a gRPC method without its service, a
+// read-modify-write with its package: "writer-2 SetIamPolicy",
+// "policy.Update" (policy.UpdateMethod).
 func callName(who, method string) string {
 	name := method
-	if method == policy.UpdateMethod {
-		name = "policy.Update"
-	} else if i := strings.LastIndexByte(method, '/'); i >= 0 {
-		name = method[i+1:]
+	if svc, m, ok := methodParts(method); ok {
+		name = m
+		if !strings.HasPrefix(method, "/") { // not a gRPC call: an Updater's
+			name = svc + "." + m
+		}
 	}
 	if who != "" {
 		name = who + " " + name
@@ -225,9 +229,8 @@ func (r textRenderer) returned(b *strings.Builder, e returnedEvent) {
 		text += ": " + e.Error
 	}
 	color := cGreen
-	if !e.ok {
-		color = cRed
-		text += " (the guidance says it ends " + e.Want + ")"
+	if e.Code != codeName(codes.OK) {
+		color = cYellow
 	}
 	r.paragraph(b, color, "   → ", "     ", text)
 }
@@ -279,11 +282,11 @@ func writeSummaryTable(w *strings.Builder, s summary) {
 	}
 	tw.Flush() // into a strings.Builder: cannot fail
 	if s.OK {
-		w.WriteString("\nEvery call ended as Google's IAM retry guidance says it should.\n")
+		w.WriteString("\nEvery step ran to its end.\n")
 		w.WriteString("(The tests of cmd/iamretry check each step's claims from `iamretry demo --json`.)\n")
 		return
 	}
-	fmt.Fprintf(w, "\nFAIL: %d of %d steps did not end as the guidance says (see the ✗ lines above).\n", failed, len(s.Steps))
+	fmt.Fprintf(w, "\nFAIL: %d of %d steps did not run to their end (see the ✗ lines above).\n", failed, len(s.Steps))
 }
 
 // metrics draws the instruments' data points, one group per instrument,
@@ -332,16 +335,13 @@ func pointAttrs(p metricPoint) []string {
 }
 
 // shortGRPCMethod drops the package of an A66 method attribute:
-// "google.iam.v1.IAMPolicy/GetIamPolicy" -> "IAMPolicy/GetIamPolicy".
+// "google.iam.v1.IAMPolicy/GetIamPolicy" -> "IAMPolicy/GetIamPolicy". The
+// Updater's (policy.UpdateMethod) is shown whole.
 func shortGRPCMethod(m string) string {
-	svc, name, ok := strings.Cut(m, "/")
-	if !ok {
-		return m
+	if svc, name, ok := methodParts(m); ok && m != policy.UpdateMethod {
+		return svc + "/" + name
 	}
-	if i := strings.LastIndexByte(svc, '.'); i >= 0 && svc != "iamretry.policy" {
-		svc = svc[i+1:]
-	}
-	return svc + "/" + name
+	return m
 }
 
 // pointValue is a counter's value, or a histogram's count, sum and its

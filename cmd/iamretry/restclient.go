@@ -29,34 +29,22 @@ const (
 // the gRPC service of the route: Resource Manager v3 for projects, folders
 // and organizations, IAM v1 for service accounts.
 var restAdapters = map[string]func(context.Context, ...option.ClientOption) (policy.Client, error){
-	"google.cloud.resourcemanager.v3.Projects": func(ctx context.Context, opts ...option.ClientOption) (policy.Client, error) {
-		s, err := crm.NewService(ctx, opts...)
+	"google.cloud.resourcemanager.v3.Projects":      restAdapter(crm.NewService, crmv3.Projects),
+	"google.cloud.resourcemanager.v3.Folders":       restAdapter(crm.NewService, crmv3.Folders),
+	"google.cloud.resourcemanager.v3.Organizations": restAdapter(crm.NewService, crmv3.Organizations),
+	"google.iam.admin.v1.IAM":                       restAdapter(iam.NewService, iamv1.ServiceAccounts),
+}
+
+// restAdapter builds a discovery service with newService and adapts it to
+// a policy.Client with adapt.
+func restAdapter[S any](newService func(context.Context, ...option.ClientOption) (S, error), adapt func(S) policy.Client) func(context.Context, ...option.ClientOption) (policy.Client, error) {
+	return func(ctx context.Context, opts ...option.ClientOption) (policy.Client, error) {
+		s, err := newService(ctx, opts...)
 		if err != nil {
 			return nil, err
 		}
-		return crmv3.Projects(s), nil
-	},
-	"google.cloud.resourcemanager.v3.Folders": func(ctx context.Context, opts ...option.ClientOption) (policy.Client, error) {
-		s, err := crm.NewService(ctx, opts...)
-		if err != nil {
-			return nil, err
-		}
-		return crmv3.Folders(s), nil
-	},
-	"google.cloud.resourcemanager.v3.Organizations": func(ctx context.Context, opts ...option.ClientOption) (policy.Client, error) {
-		s, err := crm.NewService(ctx, opts...)
-		if err != nil {
-			return nil, err
-		}
-		return crmv3.Organizations(s), nil
-	},
-	"google.iam.admin.v1.IAM": func(ctx context.Context, opts ...option.ClientOption) (policy.Client, error) {
-		s, err := iam.NewService(ctx, opts...)
-		if err != nil {
-			return nil, err
-		}
-		return iamv1.ServiceAccounts(s), nil
-	},
+		return adapt(s), nil
+	}
 }
 
 // restKinds says which resources --transport rest supports.

@@ -5,14 +5,10 @@ import (
 	"fmt"
 	"strings"
 
-	"cloud.google.com/go/iam/apiv1/iampb"
-	gax "github.com/googleapis/gax-go/v2"
 	"google.golang.org/api/option"
 	gtransport "google.golang.org/api/transport/grpc"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
-
-	"github.com/iamretry/iamretry/interceptor/policy"
 )
 
 // route says where the IAM policy of one kind of resource lives: each Google
@@ -165,33 +161,6 @@ func (r route) dial(ctx context.Context, f *policyFlags, chain grpc.UnaryClientI
 			option.WithGRPCDialOption(grpc.WithTransportCredentials(insecure.NewCredentials())))
 	}
 	return gtransport.Dial(ctx, opts...)
-}
-
-// serviceClient is a policy.Client for the IAM methods of one gRPC service:
-// every service's GetIamPolicy and SetIamPolicy take and return the
-// google.iam.v1 messages. It has no gax layer, so gax options (the
-// Updater's gax.WithRetry(nil)) have nothing to turn off.
-type serviceClient struct {
-	conn    grpc.ClientConnInterface
-	service string // "google.iam.v1.IAMPolicy"
-}
-
-var _ policy.Client = serviceClient{}
-
-func (c serviceClient) GetIamPolicy(ctx context.Context, req *iampb.GetIamPolicyRequest, _ ...gax.CallOption) (*iampb.Policy, error) {
-	p := new(iampb.Policy)
-	if err := c.conn.Invoke(ctx, "/"+c.service+"/GetIamPolicy", req, p); err != nil {
-		return nil, err
-	}
-	return p, nil
-}
-
-func (c serviceClient) SetIamPolicy(ctx context.Context, req *iampb.SetIamPolicyRequest, _ ...gax.CallOption) (*iampb.Policy, error) {
-	p := new(iampb.Policy)
-	if err := c.conn.Invoke(ctx, "/"+c.service+"/SetIamPolicy", req, p); err != nil {
-		return nil, err
-	}
-	return p, nil
 }
 
 // String names the route for messages: "pubsub.googleapis.com:443 google.iam.v1.IAMPolicy".

@@ -2,14 +2,19 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
+
+	grpccodes "google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/iamretry/iamretry/cmd/iamretry/internal/herd"
 	"github.com/iamretry/iamretry/interceptor"
@@ -145,15 +150,97 @@ func strategies(maxBackoff time.Duration) []herd.Strategy {
 // conflictStrategies are the schedules compared under contention: the
 // Updater's own conflict schedules (interceptor.ConflictBackoff, the
 // default first) and the jitters of the documented backoff, each truncated
-// at maxBackoff as the Updater truncates them.
-func conflictStrategies(maxBackoff time.Duration) []herd.Strategy {
-	spread := interceptor.SpreadConflicts
-	return append([]herd.Strategy{{
-		Name: "spread (default)",
-		After: func(n int, since time.Duration, r float64) time.Duration {
-			return min(spread.DelayAfter(n, since, r), maxBackoff)
-		},
-	}}, strategies(maxBackoff)...)
+// at maxBackoff as the Updater truncates them. The spread schedule's waits
+// are those a real Transact sleeps (see conflictReplay).
+func conflictStrategies(maxBackoff time.Duration) ([]herd.Strategy, error) {
+	spread, err := newConflictReplay(maxBackoff)
+	if err != nil {
+		return nil, err
+	}
+	return append([]herd.Strategy{{Name: "spread (default)", After: spread.after}}, strategies(maxBackoff)...), nil
+}
+
+// conflictReplay gives the wait the library's Transact sleeps after a
+// read-modify-write's conflict n (n from 0), its first conflict since ago,
+// with the random draw r, on a Retrier whose maximum_backoff is
+// maxBackoff: the Updater's default schedule (interceptor.SpreadConflicts),
+// which the library shows only through Transact. Each call replays the n+1
+// conflicts on a clock of its own (it is also the Retrier's random
+// source): the clock stands still until the wait before conflict n ends
+// since after the first conflict, and the wait after conflict n is the
+// answer. So the simulator runs the library's schedule and states none of
+// its own. The cost is O(n) per wait.
+type conflictReplay struct {
+	mu      sync.Mutex // after may be called from several simulations at once
+	retrier *interceptor.Retrier
+	rmw     interceptor.ReadModifyWrite[struct{}]
+
+	now    time.Time
+	n      int           // the conflict whose wait is wanted
+	since  time.Duration // the clock at conflict n, after the first conflict
+	r      float64       // every draw of the random source
+	sleeps int           // the waits slept so far in this replay
+	wait   time.Duration // the wait after conflict n: the answer
+}
+
+// errReplayed ends a replay once it has the wait it wants.
+var errReplayed = errors.New("the replay has its wait")
+
+// replayEpoch is where a replay's clock starts; any time would do.
+var replayEpoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func newConflictReplay(maxBackoff time.Duration) (*conflictReplay, error) {
+	x := &conflictReplay{}
+	r, err := interceptor.New(
+		interceptor.WithClock(x),
+		interceptor.WithRandom(func() float64 { return x.r }),
+		interceptor.WithMaxBackoff(maxBackoff),
+		interceptor.WithDeadline(0), // the simulator keeps each client's deadline
+	)
+	if err != nil {
+		return nil, err
+	}
+	x.retrier = r
+	aborted := status.Error(grpccodes.Aborted, "simulated concurrent change")
+	x.rmw = interceptor.ReadModifyWrite[struct{}]{
+		Method: "iamretry.simulate/Conflict",
+		Read:   func(context.Context) (struct{}, error) { return struct{}{}, nil },
+		Modify: func(v struct{}) (struct{}, bool, error) { return v, true, nil },
+		Write:  func(context.Context, struct{}) (struct{}, error) { return struct{}{}, aborted },
+		Etag:   func(struct{}) string { return "etag" },
+	}
+	return x, nil
+}
+
+// after is a herd.Strategy's After. A replay that does not end with its
+// wait (a library that stopped rerunning conflicts) returns -1, which the
+// simulation reports as an error.
+func (x *conflictReplay) after(n int, since time.Duration, r float64) time.Duration {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.now, x.n, x.since, x.r, x.sleeps, x.wait = replayEpoch, n, since, r, 0, -1
+	if _, err := interceptor.Transact(context.Background(), x.retrier, x.rmw); !errors.Is(err, errReplayed) {
+		return -1
+	}
+	return x.wait
+}
+
+// Now is the replay's clock (an interceptor.Clock).
+func (x *conflictReplay) Now() time.Time { return x.now }
+
+// Sleep records the wait after conflict n and ends the replay; an earlier
+// wait takes no time, except the last of them, which ends since after the
+// first conflict.
+func (x *conflictReplay) Sleep(_ context.Context, d time.Duration) error {
+	if x.sleeps == x.n {
+		x.wait = d
+		return errReplayed
+	}
+	x.sleeps++
+	if x.sleeps == x.n {
+		x.now = replayEpoch.Add(max(x.since, 0))
+	}
+	return nil
 }
 
 func runSimulate(ctx context.Context, cio *cmdIO, f *simulateFlags) error {
@@ -193,8 +280,12 @@ func runSimulate(ctx context.Context, cio *cmdIO, f *simulateFlags) error {
 			n = herd.DefaultContentionClients
 		}
 		ccfg := herd.ContentionConfig{Clients: n, Deadline: f.deadline, Seed: f.seed}
+		cs, err := conflictStrategies(f.maxBackoff)
+		if err != nil {
+			return err
+		}
 		var cres []herd.ContentionResult
-		for _, s := range conflictStrategies(f.maxBackoff) {
+		for _, s := range cs {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
@@ -235,7 +326,11 @@ func contentionSeeds(ctx context.Context, w io.Writer, cfg herd.ContentionConfig
 	fmt.Fprintf(w, "\nOver %d seeds (%d..%d), %d clients:\n\n", f.seeds, f.seed, f.seed+uint64(f.seeds)-1, cfg.Clients)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "strategy\twrites/client\tworst seed\tgave up (most)\tall landed (latest)\tp50 (median)\t")
-	for _, s := range conflictStrategies(f.maxBackoff) {
+	cs, err := conflictStrategies(f.maxBackoff)
+	if err != nil {
+		return err
+	}
+	for _, s := range cs {
 		var mean, worst float64
 		var gaveUp int
 		var last time.Duration

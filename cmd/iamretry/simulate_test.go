@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestSimulateGolden(t *testing.T) {
@@ -93,5 +94,32 @@ func TestSimulateContentionSeeds(t *testing.T) {
 	}
 	if bad := runCmd(t, "simulate", "--contention", "--seeds", "0"); bad.code == exitOK || !strings.Contains(bad.stderr, "--seeds 0") {
 		t.Errorf("--seeds 0: exit %d, %s", bad.code, bad.stderr)
+	}
+}
+
+// TestConflictReplay: the spread strategy's waits are those of the
+// library's Transact: the documented SpreadConflicts schedule, capped at
+// maximum_backoff, whatever order the calls come in.
+func TestConflictReplay(t *testing.T) {
+	x, err := newConflictReplay(20 * time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		n     int
+		since time.Duration
+		r     float64
+		want  time.Duration
+	}{
+		{0, 0, 0, 80 * time.Millisecond},                   // the first rerun's shortest wait
+		{0, 5 * time.Second, 0.5, 1200 * time.Millisecond}, // its median, sqrt(80ms * 18s), whatever since
+		{1, 7 * time.Second, 0, 20 * time.Second},          // full jitter over 27s - 7s
+		{3, 17 * time.Second, 0.5, 5 * time.Second},        // half of 27s - 17s
+		{2, time.Hour, 0, time.Second},                     // at least 1 s
+		{1, 0, 0, 20 * time.Second},                        // 27 s, capped at maximum_backoff
+	} {
+		if got := x.after(tc.n, tc.since, tc.r); got != tc.want {
+			t.Errorf("after(%d, %v, %v) = %v, want %v", tc.n, tc.since, tc.r, got, tc.want)
+		}
 	}
 }

@@ -108,17 +108,24 @@ func TestHelp(t *testing.T) {
 	}
 }
 
+// TestCodeNames: the names the CLI writes and parses (genproto's
+// google.rpc.Code) are the ones grpc's own table parses, for every code.
 func TestCodeNames(t *testing.T) {
-	for i, n := range codeNames {
+	for i := codes.OK; i <= codes.Unauthenticated; i++ {
+		n := codeName(i)
+		var byGRPC codes.Code
+		if err := byGRPC.UnmarshalJSON([]byte(`"` + n + `"`)); err != nil || byGRPC != i {
+			t.Errorf("codeName(%d) = %q, which grpc parses as %v, %v", i, n, byGRPC, err)
+		}
 		for _, s := range []string{n, strings.ToLower(n), " " + n + " "} {
 			c, err := codeByName(s)
-			if err != nil || c != codes.Code(i) {
-				t.Errorf("codeByName(%q) = %v, %v; want %v", s, c, err, codes.Code(i))
+			if err != nil || c != i {
+				t.Errorf("codeByName(%q) = %v, %v; want %v", s, c, err, i)
 			}
 		}
-		if codeName(codes.Code(i)) != n {
-			t.Errorf("codeName(%d) = %q, want %q", i, codeName(codes.Code(i)), n)
-		}
+	}
+	if n := codeName(codes.Code(99)); n != "Code(99)" {
+		t.Errorf("codeName(99) = %q", n)
 	}
 	for _, bad := range []string{"", "Unavailable2", "14", "UNAVAILABLE,INTERNAL", "NOPE"} {
 		if _, err := codeByName(bad); err == nil {

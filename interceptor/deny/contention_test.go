@@ -86,7 +86,7 @@ func contend(t *testing.T, tr string, n int, seed int64, faultRate, lostRate flo
 			t.Fatal(err)
 		}
 		counters[i] = &countingClient{Client: c}
-		if updaters[i], err = deny.NewUpdater(counters[i], r, deny.WithPollClock(clock)); err != nil {
+		if updaters[i], err = deny.NewUpdater(counters[i], r); err != nil {
 			t.Fatal(err)
 		}
 	}

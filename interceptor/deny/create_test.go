@@ -133,7 +133,7 @@ func TestCreateIfAbsentPolicyDeletedMeanwhile(t *testing.T) {
 			if create {
 				opts = append(opts, deny.CreateIfAbsent())
 			}
-			u, err := deny.NewUpdater(&deletingClient{Client: g.c, srv: g.srv}, g.r, append(opts, deny.WithPollClock(g.clock))...)
+			u, err := deny.NewUpdater(&deletingClient{Client: g.c, srv: g.srv}, g.r, opts...)
 			if err != nil {
 				t.Fatal(err)
 			}

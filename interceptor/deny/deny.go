@@ -74,7 +74,6 @@ type Option func(*config)
 type config struct {
 	conflicts interceptor.ConflictBackoff
 	create    bool
-	clock     interceptor.Clock
 	poll      time.Duration
 	errs      []error
 }
@@ -106,21 +105,6 @@ func WithConflictBackoff(s interceptor.ConflictBackoff) Option {
 // opt-in).
 func CreateIfAbsent() Option { return func(c *config) { c.create = true } }
 
-// WithPollClock sets the clock the waits between polls of a long-running
-// write run on (default interceptor.WallClock()). Give it the clock given
-// to interceptor.WithClock: a test whose Retrier and fake run on a
-// virtual clock (iamtest.VirtualClock) must poll on it too, or a delayed
-// operation is waited for in real time. A nil clock is refused.
-func WithPollClock(clk interceptor.Clock) Option {
-	return func(c *config) {
-		if clk == nil {
-			c.errs = append(c.errs, errors.New("WithPollClock(nil): give the Retrier's clock (interceptor.WallClock() in production)"))
-			return
-		}
-		c.clock = clk
-	}
-}
-
 // WithPollInterval sets the first wait between two polls of an operation
 // that is not done (default DefaultPollInterval); the waits double up to
 // MaxPollInterval, or d when it is longer. d must be > 0.
@@ -148,7 +132,7 @@ func WithPollInterval(d time.Duration) Option {
 // marked, so that r's interceptor (or RoundTripper) beneath c passes them
 // through, and each call and poll carries gax.WithRetry(nil).
 func NewUpdater(c Client, r *interceptor.Retrier, opts ...Option) (*Updater, error) {
-	cfg := config{clock: interceptor.WallClock(), poll: DefaultPollInterval}
+	cfg := config{poll: DefaultPollInterval}
 	if isNil(c) {
 		cfg.errs = append(cfg.errs, errors.New("NewUpdater needs a Client (iam/apiv2's PoliciesClient, gRPC or REST); got nil"))
 	}
@@ -171,7 +155,7 @@ func NewUpdater(c Client, r *interceptor.Retrier, opts ...Option) (*Updater, err
 		}
 		return nil, errors.Join(cfg.errs...)
 	}
-	return &Updater{c: c, r: r, conflicts: cfg.conflicts, create: cfg.create, clock: cfg.clock, poll: cfg.poll}, nil
+	return &Updater{c: c, r: r, conflicts: cfg.conflicts, create: cfg.create, clock: r.Clock(), poll: cfg.poll}, nil
 }
 
 // built reports whether r was built by interceptor.New: each method of a

@@ -49,7 +49,7 @@ func ExampleNewUpdater() {
 		if _, err := deny.NewUpdater(client, nil); i == 0 && err != nil {
 			fmt.Println(err)
 		}
-		u, err := deny.NewUpdater(client, r, deny.CreateIfAbsent(), deny.WithPollClock(clock))
+		u, err := deny.NewUpdater(client, r, deny.CreateIfAbsent())
 		if err != nil {
 			fmt.Println(err)
 			return

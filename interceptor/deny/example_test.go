@@ -20,8 +20,8 @@ import (
 
 // exampleServer starts the fake on a virtual clock and returns an Updater
 // over iam/apiv2's gRPC PoliciesClient, its Retrier's interceptor beneath.
-// In a program: the real client, interceptor.WallClock (the default) and
-// no WithPollClock.
+// In a program: the real client and interceptor.WallClock (the default);
+// the Updater polls operations on its Retrier's clock.
 func exampleServer(opts ...deny.Option) (*iamtest.Server, *deny.Updater, func()) {
 	ctx := context.Background()
 	clock := iamtest.NewVirtualClock(time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC))
@@ -41,7 +41,7 @@ func exampleServer(opts ...deny.Option) (*iamtest.Server, *deny.Updater, func())
 	if err := interceptor.DisableGAXRetries(client.CallOptions); err != nil {
 		log.Fatal(err)
 	}
-	u, err := deny.NewUpdater(client, r, append([]deny.Option{deny.WithPollClock(clock)}, opts...)...)
+	u, err := deny.NewUpdater(client, r, opts...)
 	if err != nil {
 		log.Fatal(err)
 	}

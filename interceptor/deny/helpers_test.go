@@ -75,7 +75,7 @@ func newRig(t testing.TB, transport string, ropts []interceptor.Option, opts ...
 	if err := interceptor.DisableGAXRetries(g.c.CallOptions); err != nil {
 		t.Fatal(err)
 	}
-	g.u, err = deny.NewUpdater(g.c, r, append([]deny.Option{deny.WithPollClock(g.clock)}, opts...)...)
+	g.u, err = deny.NewUpdater(g.c, r, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

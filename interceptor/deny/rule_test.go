@@ -172,7 +172,6 @@ func TestNewUpdaterRefuses(t *testing.T) {
 		"Retrier it runs on":   func() (*deny.Updater, error) { return deny.NewUpdater(nil, nil) },
 		"not built by":         func() (*deny.Updater, error) { return deny.NewUpdater(nil, &interceptor.Retrier{}) },
 		"option 1 of 1 is nil": func() (*deny.Updater, error) { return deny.NewUpdater(nil, r, nil) },
-		"WithPollClock(nil)":   func() (*deny.Updater, error) { return deny.NewUpdater(nil, r, deny.WithPollClock(nil)) },
 		"WithPollInterval(0s)": func() (*deny.Updater, error) { return deny.NewUpdater(nil, r, deny.WithPollInterval(0)) },
 		"unknown schedule":     func() (*deny.Updater, error) { return deny.NewUpdater(nil, r, deny.WithConflictBackoff(9)) },
 	}

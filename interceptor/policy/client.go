@@ -28,44 +28,61 @@ type Client interface {
 }
 
 // FromConn returns a Client that calls google.iam.v1.IAMPolicy on conn
-// through the generated stub (iampb.NewIAMPolicyClient), with the routing
+// (as the generated stub iampb.NewIAMPolicyClient does), with the routing
 // header (x-goog-request-params) that GAPIC clients send. Its CallOptions are
 // honoured as a GAPIC client honours them, through gax.Invoke:
 // gax.WithGRPCOptions passes gRPC options to the call (interceptor.Disable(),
 // say), gax.WithTimeout bounds the call and gax.WithRetry retries it. A nil
 // conn gives a nil Client, which NewUpdater refuses.
 func FromConn(conn grpc.ClientConnInterface) Client {
+	return FromService(conn, "google.iam.v1.IAMPolicy")
+}
+
+// FromService returns a Client that calls the GetIamPolicy and SetIamPolicy
+// methods of the gRPC service named service on conn, as FromConn does those
+// of google.iam.v1.IAMPolicy: with the routing header, CallOptions through
+// gax.Invoke. It serves the APIs that hold IAM policies on a service of
+// their own, with the google.iam.v1 messages, when a program has a
+// connection rather than their GAPIC client: "google.iam.admin.v1.IAM",
+// "google.cloud.resourcemanager.v3.Projects", "google.cloud.run.v2.Services",
+// ... A service the server does not serve fails each call with its
+// UNIMPLEMENTED. A nil conn gives a nil Client, which NewUpdater refuses.
+func FromService(conn grpc.ClientConnInterface, service string) Client {
 	if conn == nil {
 		return nil
 	}
-	return connClient{stub: iampb.NewIAMPolicyClient(conn)}
+	return connClient{conn: conn, get: "/" + service + "/GetIamPolicy", set: "/" + service + "/SetIamPolicy"}
 }
 
-type connClient struct{ stub iampb.IAMPolicyClient }
+// connClient calls the IAM methods get and set (full gRPC method names) on
+// conn.
+type connClient struct {
+	conn     grpc.ClientConnInterface
+	get, set string
+}
 
 func routed(ctx context.Context, resource string) context.Context {
 	return gax.InsertMetadataIntoOutgoingContext(ctx, "x-goog-request-params", "resource="+url.QueryEscape(resource))
 }
 
 func (c connClient) GetIamPolicy(ctx context.Context, req *iampb.GetIamPolicyRequest, opts ...gax.CallOption) (*iampb.Policy, error) {
-	var resp *iampb.Policy
-	err := gax.Invoke(routed(ctx, req.GetResource()), func(ctx context.Context, s gax.CallSettings) error {
-		var err error
-		resp, err = c.stub.GetIamPolicy(ctx, req, s.GRPC...)
-		return err
-	}, opts...)
-	if err != nil {
-		return nil, err
-	}
-	return resp, nil
+	return c.invoke(ctx, c.get, req.GetResource(), req, opts)
 }
 
 func (c connClient) SetIamPolicy(ctx context.Context, req *iampb.SetIamPolicyRequest, opts ...gax.CallOption) (*iampb.Policy, error) {
+	return c.invoke(ctx, c.set, req.GetResource(), req, opts)
+}
+
+// invoke calls method with req through gax.Invoke, routed by resource.
+func (c connClient) invoke(ctx context.Context, method, resource string, req any, opts []gax.CallOption) (*iampb.Policy, error) {
 	var resp *iampb.Policy
-	err := gax.Invoke(routed(ctx, req.GetResource()), func(ctx context.Context, s gax.CallSettings) error {
-		var err error
-		resp, err = c.stub.SetIamPolicy(ctx, req, s.GRPC...)
-		return err
+	err := gax.Invoke(routed(ctx, resource), func(ctx context.Context, s gax.CallSettings) error {
+		p := new(iampb.Policy) // a fresh one an attempt, as the generated stub does
+		if err := c.conn.Invoke(ctx, method, req, p, s.GRPC...); err != nil {
+			return err
+		}
+		resp = p
+		return nil
 	}, opts...)
 	if err != nil {
 		return nil, err

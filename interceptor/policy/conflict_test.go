@@ -26,16 +26,16 @@ func TestConflictSchedule(t *testing.T) {
 		popts []policy.Option
 		want  []time.Duration
 	}{
-		// conflict 0: the log-uniform median; UNAVAILABLE on attempt 2: 2s
-		// + 0.5s; conflict 1: half of what is left of 27 s after the first
-		// conflict (the clock moved by the two waits since).
-		{nil, nil, []time.Duration{interceptor.SpreadConflicts.Delay(0, 0.5), 2500 * time.Millisecond,
-			interceptor.SpreadConflicts.DelayAfter(1, interceptor.SpreadConflicts.Delay(0, 0.5)+2500*time.Millisecond, 0.5)}},
+		// conflict 0: the log-uniform median, sqrt(80ms * 18s) = 1.2s;
+		// UNAVAILABLE on attempt 2: 2s + 0.5s; conflict 1: half of what is
+		// left of 27 s after the first conflict (the clock moved by the two
+		// waits since): (27s - 3.7s) / 2.
+		{nil, nil, []time.Duration{1200 * time.Millisecond, 2500 * time.Millisecond, 11650 * time.Millisecond}},
 		{nil, []policy.Option{policy.WithConflictBackoff(interceptor.DocumentedConflicts)},
 			[]time.Duration{1500 * time.Millisecond, 2500 * time.Millisecond, 4500 * time.Millisecond}},
 		// maximum_backoff caps the conflict waits too.
 		{[]interceptor.Option{interceptor.WithMaxBackoff(2 * time.Second)}, nil,
-			[]time.Duration{interceptor.SpreadConflicts.Delay(0, 0.5), 2 * time.Second, 2 * time.Second}},
+			[]time.Duration{1200 * time.Millisecond, 2 * time.Second, 2 * time.Second}},
 	} {
 		e := newEnv(t)
 		h := &hookClient{Client: e.client}

@@ -1,0 +1,679 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"cloud.google.com/go/iam/apiv1/iampb"
+	gax "github.com/googleapis/gax-go/v2"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	iamcodes "github.com/iamretry/iamretry/codes"
+	"github.com/iamretry/iamretry/interceptor"
+	"github.com/iamretry/iamretry/interceptor/policy"
+)
+
+const applyLong = `
+Converges the IAM allow policies of many resources to what a file says, the
+way Google's IAM guidance says to, for CI/CD pipelines: each resource by one
+read-modify-write with the policy's etag (rerun from the read after a
+concurrent change, 409 ABORTED, or a transient failure, with truncated
+exponential backoff and jitter), within --deadline (300 s by default, the
+guidance's value for a pipeline). Grants are additive: members the file does
+not name are left alone. A grant to a member IAM cannot see yet (a service
+account created moments ago) is rerun within the deadline too.
+
+The file (YAML, or JSON with the same keys) lists resources, each with
+grants to ensure present (add) and absent (remove):
+
+  resources:
+    - resource: projects/my-project
+      add:
+        - {role: roles/viewer, member: "user:alice@example.com"}
+        - role: roles/storage.objectViewer
+          member: "group:readers@example.com"
+          condition: {title: until-2027, expression: 'request.time < timestamp("2027-01-01T00:00:00Z")'}
+      remove:
+        - {role: roles/editor, member: "user:bob@example.com"}
+    - resource: //pubsub.googleapis.com/projects/my-project/topics/orders
+      add:
+        - {role: roles/pubsub.publisher, member: "serviceAccount:ci@my-project.iam.gserviceaccount.com"}
+
+A resource is any name "iamretry policy" takes (see "iamretry policy -h").
+An unknown key anywhere is an error. The whole file is checked before any
+call: every mistake is reported at once as FILE:LINE, nothing is sent, and
+the exit code is 2.
+
+--dry-run reads every policy and prints what would change ("nothing to do"
+when nothing would); nothing is written. Without it, every resource is
+converged, --parallel at a time. Running it again after a success writes
+nothing, and says so.
+
+Output: one line a resource (changed, unchanged, failed, with attempts,
+writes and time) and a summary on stdout; retries on stderr, and a progress
+line there when stderr is a terminal. --json prints one JSON object a line
+instead: an event per resource and a summary.
+
+Exit codes: 0 every resource converged (or, with --dry-run, was read);
+1 a resource failed (each is named with the server's error); 2 bad input,
+nothing sent; 130 after SIGINT, 143 after SIGTERM: no new resource is
+started, read-modify-writes under way may finish (each write carries the
+etag it read, so none is blind) for --grace and are abandoned after it, what
+was done is reported, and a rerun completes the rest.
+
+Credentials: Application Default Credentials (gcloud auth
+application-default login), or --endpoint HOST:PORT --insecure for a local
+fake (iamretry fake-server); --transport rest takes a base URL there.
+
+Example, a pipeline step:
+  iamretry apply -f iam/bindings.yaml --dry-run   # on the merge request
+  iamretry apply -f iam/bindings.yaml --json > iam-apply.jsonl`
+
+// applyParallelUsage says why --parallel is bounded: IAM's write quotas.
+const applyParallelUsage = "how many resources to converge at once; IAM limits requests per project per minute " +
+	"(https://cloud.google.com/iam/quotas), and many writers on one project mostly buy quota errors and conflicts, " +
+	"so more is rarely faster"
+
+// hiddenUsage starts the usage of a flag that help does not list.
+const hiddenUsage = "(hidden) "
+
+type applyFlags struct {
+	file          string
+	dryRun, json  bool
+	parallel      int
+	deadline      time.Duration
+	grace         time.Duration
+	retryNotFound bool
+	transport     string
+	endpoint      string
+	insecure      bool
+	restBase      string // --transport rest with --endpoint: the base URL
+	// timeScale runs the retry schedule (backoff, conflict schedule,
+	// deadline) that many times faster than the wall clock: for the
+	// tests, which run the real binary and must not wait real seconds.
+	// Hidden from help: a user has no reason to change the guidance's
+	// schedule this way.
+	timeScale float64
+}
+
+func applyCommand() *command {
+	return &command{
+		name:    "apply",
+		summary: "converge many resources' IAM bindings from a YAML or JSON file (for CI/CD pipelines)",
+		usage:   "iamretry apply -f FILE [--dry-run] [--json] [--parallel N] [--deadline D] [--transport grpc|rest] [--endpoint HOST:PORT|URL --insecure]",
+		long:    applyLong,
+		flags: func(fs *flag.FlagSet) func(context.Context, *cmdIO, []string) error {
+			f := &applyFlags{}
+			file := &fileFlag{p: &f.file}
+			fs.Var(file, "f", "the `FILE` of resources and grants, YAML or JSON; - reads stdin (required)")
+			fs.Var(file, "file", "the same as -f `FILE`")
+			fs.BoolVar(&f.dryRun, "dry-run", false, "read every policy and print what would change; write nothing")
+			fs.BoolVar(&f.json, "json", false, "print one JSON object a line (an event per resource, then a summary) instead of text")
+			fs.IntVar(&f.parallel, "parallel", 8, applyParallelUsage)
+			fs.DurationVar(&f.deadline, "deadline", 300*time.Second, "how long each resource keeps retrying, from its first failure (the guidance's value for CI/CD; 0: until the command is stopped)")
+			fs.BoolVar(&f.retryNotFound, "retry-not-found", true, "rerun within the deadline a grant to a member not visible yet, and reads that answer NOT_FOUND (IAM is eventually consistent); --retry-not-found=false fails them at once")
+			fs.DurationVar(&f.grace, "grace", 10*time.Second, "after SIGINT or SIGTERM, how long read-modify-writes under way may take to finish before they are abandoned")
+			fs.StringVar(&f.transport, "transport", transportGRPC, "grpc, or rest (HTTP/JSON through cloudresourcemanager/v3 and iam/v1, for "+restKinds+")")
+			fs.StringVar(&f.endpoint, "endpoint", "", "HOST:PORT of the API to call instead of Google's (e.g. an iamretry fake-server); with --transport rest a base URL such as http://127.0.0.1:8086/")
+			fs.BoolVar(&f.insecure, "insecure", false, "with --endpoint: no TLS and no credentials (for a local fake)")
+			fs.Float64Var(&f.timeScale, "time-scale", 1, hiddenUsage+"run the retry schedule this many times faster (tests)")
+			return func(ctx context.Context, cio *cmdIO, args []string) error {
+				if len(args) > 0 {
+					return usagef("unexpected argument %q; give the file with -f", args[0])
+				}
+				if err := f.validate(); err != nil {
+					return err
+				}
+				return runApply(ctx, cio, f)
+			}
+		},
+	}
+}
+
+// fileFlag is -f and --file: one value, given once under either name.
+type fileFlag struct {
+	p   *string
+	set bool
+}
+
+func (v *fileFlag) String() string {
+	if v == nil || v.p == nil {
+		return ""
+	}
+	return *v.p
+}
+
+func (v *fileFlag) Set(s string) error {
+	if v.set {
+		return errors.New("the file is given more than once (-f and --file are one flag); give one file")
+	}
+	v.set = true
+	*v.p = s
+	return nil
+}
+
+func (f *applyFlags) validate() error {
+	if f.file == "" {
+		return usagef("-f FILE is required: the YAML or JSON file of resources and grants (- reads stdin)")
+	}
+	if f.parallel < 1 {
+		return usagef("--parallel %d: must be at least 1", f.parallel)
+	}
+	if err := checkNonNegative("deadline", f.deadline); err != nil {
+		return err
+	}
+	if err := checkNonNegative("grace", f.grace); err != nil {
+		return err
+	}
+	if !(f.timeScale >= 1) { // also NaN
+		return usagef("--time-scale %v: must be at least 1", f.timeScale)
+	}
+	if f.insecure && f.endpoint == "" {
+		return usagef("--insecure turns off TLS and credentials for --endpoint; give --endpoint HOST:PORT too (or drop --insecure to use Google's API)")
+	}
+	switch f.transport {
+	case transportGRPC:
+		if f.endpoint != "" {
+			if strings.Contains(f.endpoint, "://") {
+				return usagef("--endpoint %q: the gRPC transport takes HOST:PORT, such as 127.0.0.1:8085 (a URL is for --transport rest)", f.endpoint)
+			}
+			return checkHostPort(f.endpoint, "127.0.0.1:8085")
+		}
+	case transportREST:
+		if f.endpoint != "" {
+			base, err := restEndpoint(f.endpoint, f.insecure)
+			if err != nil {
+				return err
+			}
+			f.restBase = base
+		}
+	default:
+		return usagef("--transport %q: want grpc or rest", f.transport)
+	}
+	return nil
+}
+
+// readApplyFile opens and parses -f.
+func readApplyFile(f *applyFlags, stdin io.Reader) (*applyFile, error) {
+	if f.file == "-" {
+		return parseApplyFile("<stdin>", stdin, f.transport)
+	}
+	fh, err := os.Open(f.file)
+	if err != nil {
+		return nil, &usageError{msg: fmt.Sprintf("-f: %v", err), hint: "Give the path of a YAML or JSON file; see 'iamretry apply -h' for its form."}
+	}
+	defer fh.Close()
+	return parseApplyFile(f.file, fh, f.transport)
+}
+
+// applyStdin is where -f - reads; tests may replace it.
+var applyStdin io.Reader = os.Stdin
+
+// resState is what one resource's convergence did, as the observer, the
+// client and the worker see it.
+type resState struct {
+	res   *applyResource
+	index int // in the file
+
+	mu       sync.Mutex
+	started  time.Time
+	took     time.Duration
+	running  bool
+	cancel   context.CancelCauseFunc
+	waiting  bool // in a backoff wait between read-modify-writes
+	attempts int  // read-modify-writes run (reads, with --dry-run)
+	writes   int  // SetIamPolicy calls sent
+	// ambiguous: a write failed in a way that may have committed (a lost
+	// answer), so a rerun that finds nothing to do did change the policy.
+	ambiguous bool
+	// lastChanged, lastAdded, lastRemoved: the last run of the mutations;
+	// wroteAdded, wroteRemoved: those of the last write that succeeded or
+	// may have committed.
+	lastChanged              bool
+	lastAdded, lastRemoved   int
+	wroteAdded, wroteRemoved int
+	outcome                  string // see the outcome constants
+	err                      error
+	plan                     []string // --dry-run: "+ ROLE  MEMBER", "- ..."
+}
+
+// Outcomes of a resource.
+const (
+	outChanged     = "changed"
+	outUnchanged   = "unchanged"
+	outFailed      = "failed"
+	outInterrupted = "interrupted"
+	outNotStarted  = "not_started"
+	outWouldChange = "would_change"
+	outNothingToDo = "nothing_to_do"
+)
+
+// errStopped is the cause of a resource's context when a signal abandons
+// its read-modify-write.
+var errStopped = errors.New("stopped by a signal")
+
+// applyRun is one run of the apply command.
+type applyRun struct {
+	f        *applyFlags
+	file     *applyFile
+	byKey    map[string]*resState
+	states   []*resState
+	stopping atomic.Bool
+	stopCh   chan struct{} // closed by stop
+	out      *applyOutput
+}
+
+func runApply(ctx context.Context, cio *cmdIO, f *applyFlags) (err error) {
+	file, err := readApplyFile(f, applyStdin)
+	var fe *fileErrors
+	if errors.As(err, &fe) {
+		fmt.Fprintln(cio.stderr, fe.Error())
+		n := len(fe.errs)
+		plural := "s"
+		if n == 1 {
+			plural = ""
+		}
+		fmt.Fprintf(cio.stderr, "iamretry apply: %d error%s in %s; nothing was sent\n", n, plural, fe.file)
+		return exitCodeError(exitUsage)
+	}
+	if err != nil {
+		return err
+	}
+	run := &applyRun{f: f, file: file, byKey: map[string]*resState{}, stopCh: make(chan struct{})}
+	for i, r := range file.resources {
+		st := &resState{res: r, index: i, outcome: outNotStarted}
+		run.states = append(run.states, st)
+		run.byKey[r.key] = st
+	}
+	run.out = newApplyOutput(cio, f)
+
+	// One Retrier for the run: its options live here, in one place, for the
+	// connections' interceptor (or RoundTripper) and for the Updater.
+	opts := []interceptor.Option{interceptor.WithDeadline(f.deadline), interceptor.WithObserver(run.observe)}
+	if f.retryNotFound {
+		opts = append(opts, interceptor.WithRetryNotFound())
+	}
+	if f.timeScale != 1 {
+		opts = append(opts, interceptor.WithClock(newScaledClock(f.timeScale)))
+	}
+	r, err := interceptor.New(opts...)
+	if err != nil {
+		return err
+	}
+	client, closeAll, err := run.connect(ctx, r)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := closeAll(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
+
+	// The work runs on a context of its own: a signal stops new work at
+	// once, and in-flight read-modify-writes get --grace to finish.
+	work, cancelWork := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer cancelWork(nil)
+	stopped := make(chan struct{})
+	watchDone := make(chan struct{})
+	go func() {
+		defer close(watchDone)
+		select {
+		case <-ctx.Done():
+		case <-stopped:
+			return
+		}
+		run.stop()
+		t := time.NewTimer(f.grace)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			cancelWork(errStopped)
+		case <-stopped:
+		}
+	}()
+
+	start := time.Now()
+	run.out.begin(run)
+	if f.dryRun {
+		run.each(work, func(ctx context.Context, st *resState) { run.plan(ctx, client, st) })
+	} else {
+		u, err := policy.NewUpdater(client, r) // one Retrier, one budget for the run
+		if err != nil {
+			close(stopped)
+			<-watchDone
+			return err
+		}
+		run.each(work, func(ctx context.Context, st *resState) { run.converge(ctx, u, st) })
+	}
+	close(stopped)
+	<-watchDone
+	run.out.summary(run, time.Since(start), ctx)
+
+	if ctx.Err() != nil {
+		return exitCodeError(signalExitCode(ctx))
+	}
+	for _, st := range run.states {
+		if st.outcome == outFailed {
+			return exitCodeError(exitFailure)
+		}
+	}
+	if err := run.out.err(); err != nil {
+		return err
+	}
+	return nil
+}
+
+// signalExitCode is the exit code of a run that a signal stopped, as a
+// shell reports a command killed by it: 128 + the signal's number (130 for
+// SIGINT, 143 for SIGTERM).
+func signalExitCode(ctx context.Context) int {
+	if cause := context.Cause(ctx); cause != nil && strings.HasPrefix(cause.Error(), syscall.SIGTERM.String()) {
+		return 128 + int(syscall.SIGTERM)
+	}
+	return 128 + int(syscall.SIGINT)
+}
+
+// each runs fn for every resource, --parallel at a time, in the file's
+// order; once the run is stopping no new resource starts.
+func (run *applyRun) each(ctx context.Context, fn func(context.Context, *resState)) {
+	jobs := make(chan *resState)
+	var wg sync.WaitGroup
+	for range min(run.f.parallel, len(run.states)) {
+		wg.Go(func() {
+			for st := range jobs {
+				rctx, cancel := context.WithCancelCause(ctx)
+				st.mu.Lock()
+				st.cancel, st.running, st.started = cancel, true, time.Now()
+				st.mu.Unlock()
+				run.out.started(run, st)
+				fn(rctx, st)
+				cancel(nil)
+				st.mu.Lock()
+				st.running, st.took = false, time.Since(st.started)
+				st.mu.Unlock()
+				run.out.finished(run, st)
+			}
+		})
+	}
+dispatch:
+	for _, st := range run.states {
+		select {
+		case jobs <- st:
+		case <-run.stopCh:
+			break dispatch
+		case <-ctx.Done():
+			break dispatch
+		}
+	}
+	close(jobs)
+	wg.Wait()
+}
+
+// stop is the first signal: no new resource starts, a resource waiting to
+// rerun its read-modify-write is abandoned now, and one whose call is on
+// the wire finishes that read-modify-write (abandoned after --grace).
+func (run *applyRun) stop() {
+	run.stopping.Store(true)
+	close(run.stopCh)
+	for _, st := range run.states {
+		st.mu.Lock()
+		if st.running && st.waiting {
+			st.cancel(errStopped)
+		}
+		st.mu.Unlock()
+	}
+}
+
+// observe is the Retrier's observer: it counts a resource's attempts, tells
+// its retries, and abandons a resource about to wait once the run stops.
+func (run *applyRun) observe(_ context.Context, a interceptor.Attempt) {
+	if a.Method != policy.UpdateMethod {
+		if a.Reason != interceptor.Succeeded {
+			run.out.retry("", a)
+		}
+		return
+	}
+	st := run.byKey[a.Resource]
+	if st == nil {
+		return
+	}
+	st.mu.Lock()
+	st.attempts = max(st.attempts, a.N)
+	if a.Retrying {
+		if run.stopping.Load() {
+			st.cancel(errStopped)
+		} else {
+			st.waiting = true
+		}
+	}
+	st.mu.Unlock()
+	if a.Reason != interceptor.Succeeded && !(run.stopping.Load() && !a.Retrying) {
+		run.out.retry(st.res.name, a) // (an abandoned one is told by its resource's line)
+	}
+}
+
+// converge runs the resource's one read-modify-write and records what it did.
+func (run *applyRun) converge(ctx context.Context, u *policy.Updater, st *resState) {
+	res := st.res
+	mut := func(p *iampb.Policy) (bool, error) {
+		added, removed := 0, 0
+		for _, g := range res.rm {
+			c, err := g.mutation(false)(p)
+			if err != nil {
+				return false, err
+			}
+			if c {
+				removed++
+			}
+		}
+		for _, g := range res.add {
+			c, err := g.mutation(true)(p)
+			if err != nil {
+				return false, err
+			}
+			if c {
+				added++
+			}
+		}
+		st.mu.Lock()
+		st.lastChanged, st.lastAdded, st.lastRemoved = added+removed > 0, added, removed
+		st.mu.Unlock()
+		return added+removed > 0, nil
+	}
+	_, err := u.Update(ctx, res.key, mut)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.attempts = max(st.attempts, 1)
+	switch {
+	case err == nil && (st.lastChanged || st.ambiguous):
+		st.outcome = outChanged
+	case err == nil:
+		st.outcome = outUnchanged
+	case errors.Is(context.Cause(ctx), errStopped) || run.stopping.Load() && ctx.Err() != nil:
+		st.outcome, st.err = outInterrupted, err
+	default:
+		st.outcome, st.err = outFailed, err
+	}
+}
+
+// plan reads the resource's policy and works out what converging it would
+// change (--dry-run).
+func (run *applyRun) plan(ctx context.Context, c policy.Client, st *resState) {
+	before, err := c.GetIamPolicy(ctx, &iampb.GetIamPolicyRequest{Resource: st.res.key,
+		Options: &iampb.GetPolicyOptions{RequestedPolicyVersion: 3}})
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.attempts = max(st.attempts, 1)
+	if err != nil {
+		st.outcome, st.err = outFailed, err
+		if run.stopping.Load() && ctx.Err() != nil {
+			st.outcome = outInterrupted
+		}
+		return
+	}
+	after := proto.Clone(before).(*iampb.Policy)
+	for _, g := range st.res.rm {
+		if _, err := g.mutation(false)(after); err != nil {
+			st.outcome, st.err = outFailed, err
+			return
+		}
+	}
+	for _, g := range st.res.add {
+		if _, err := g.mutation(true)(after); err != nil {
+			st.outcome, st.err = outFailed, err
+			return
+		}
+	}
+	st.plan = grantDiff(before, after)
+	st.outcome = outNothingToDo
+	if len(st.plan) > 0 {
+		st.outcome = outWouldChange
+	}
+}
+
+// grantDiff lists the grants that differ between two policies, as
+// writeDiff prints them: "- ROLE  MEMBER" revoked, "+ ROLE  MEMBER" granted.
+func grantDiff(before, after *iampb.Policy) []string {
+	var b strings.Builder
+	writeDiff(&b, before, after)
+	var out []string
+	for l := range strings.SplitSeq(strings.TrimRight(b.String(), "\n"), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// routedClient is the run's one policy.Client: it sends each request to the
+// service that holds the resource's policy (routes.go), by the full name
+// the Updater is given, and sees every call of a resource's
+// read-modify-write: it counts writes, marks the end of a backoff wait,
+// and refuses to start a read once the run is stopping.
+type routedClient struct {
+	run     *applyRun
+	clients map[string]policy.Client // by route (grpcService)
+}
+
+var _ policy.Client = (*routedClient)(nil)
+
+func (c *routedClient) target(key string) (*resState, policy.Client, error) {
+	st := c.run.byKey[key]
+	if st == nil {
+		return nil, nil, status.Errorf(codes.Internal, "iamretry apply: no route for %q", key)
+	}
+	return st, c.clients[st.res.route.grpcService], nil
+}
+
+func (c *routedClient) GetIamPolicy(ctx context.Context, req *iampb.GetIamPolicyRequest, opts ...gax.CallOption) (*iampb.Policy, error) {
+	st, cl, err := c.target(req.GetResource())
+	if err != nil {
+		return nil, err
+	}
+	st.mu.Lock()
+	st.waiting = false
+	stopping := c.run.stopping.Load() && !c.run.f.dryRun
+	if stopping {
+		st.cancel(errStopped)
+	}
+	st.mu.Unlock()
+	if stopping {
+		return nil, status.Error(codes.Canceled, "iamretry apply: stopped by a signal before this read")
+	}
+	r := proto.Clone(req).(*iampb.GetIamPolicyRequest)
+	r.Resource = st.res.rel
+	return cl.GetIamPolicy(ctx, r, opts...)
+}
+
+func (c *routedClient) SetIamPolicy(ctx context.Context, req *iampb.SetIamPolicyRequest, opts ...gax.CallOption) (*iampb.Policy, error) {
+	st, cl, err := c.target(req.GetResource())
+	if err != nil {
+		return nil, err
+	}
+	st.mu.Lock()
+	st.writes++
+	st.mu.Unlock()
+	r := proto.Clone(req).(*iampb.SetIamPolicyRequest)
+	r.Resource = st.res.rel
+	p, err := cl.SetIamPolicy(ctx, r, opts...)
+	if committed, maybe := err == nil, err != nil && iamcodes.OfError(err) == iamcodes.Transient; committed || maybe {
+		st.mu.Lock()
+		st.ambiguous = st.ambiguous || maybe // the write may have committed
+		st.wroteAdded, st.wroteRemoved = st.lastAdded, st.lastRemoved
+		st.mu.Unlock()
+	}
+	return p, err
+}
+
+// connect dials each service the file's resources need, once, with r's
+// interceptor (gRPC) or RoundTripper (REST), and returns the run's client.
+func (run *applyRun) connect(ctx context.Context, r *interceptor.Retrier) (*routedClient, func() error, error) {
+	c := &routedClient{run: run, clients: map[string]policy.Client{}}
+	var closers []func() error
+	closeAll := func() error {
+		var errs []error
+		for _, cl := range closers {
+			errs = append(errs, cl())
+		}
+		return errors.Join(errs...)
+	}
+	for _, st := range run.states {
+		rt := st.res.route
+		if c.clients[rt.grpcService] != nil {
+			continue
+		}
+		pf := &policyFlags{resource: st.res.name, route: rt, endpoint: run.f.endpoint, insecure: run.f.insecure,
+			transport: run.f.transport, restBase: run.f.restBase}
+		var cl policy.Client
+		var closer func() error
+		var err error
+		if run.f.transport == transportREST {
+			cl, closer, err = restClient(ctx, pf, r)
+		} else {
+			var conn interface{ Close() error }
+			gc, derr := rt.dial(ctx, pf, r.UnaryClientInterceptor())
+			err = derr
+			if derr == nil {
+				conn, cl = gc, policy.FromService(gc, rt.grpcService)
+				closer = conn.Close
+			}
+		}
+		if err != nil {
+			_ = closeAll()
+			return nil, nil, fmt.Errorf("connecting to %s: %w", rt, err)
+		}
+		c.clients[rt.grpcService] = cl
+		closers = append(closers, closer)
+	}
+	return c, closeAll, nil
+}
+
+// scaledClock runs time scale times faster than the wall clock (the hidden
+// --time-scale, for tests): waits are shorter and the deadline comes
+// sooner, in proportion, so the schedule's shape is the guidance's.
+type scaledClock struct {
+	start time.Time
+	scale float64
+}
+
+func newScaledClock(scale float64) scaledClock { return scaledClock{start: time.Now(), scale: scale} }
+
+func (c scaledClock) Now() time.Time {
+	return c.start.Add(time.Duration(float64(time.Since(c.start)) * c.scale))
+}
+
+func (c scaledClock) Sleep(ctx context.Context, d time.Duration) error {
+	return interceptor.WallClock().Sleep(ctx, time.Duration(float64(d)/c.scale))
+}

@@ -1,0 +1,411 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"cloud.google.com/go/iam/apiv1/iampb"
+	yaml "go.yaml.in/yaml/v3"
+	expr "google.golang.org/genproto/googleapis/type/expr"
+	"google.golang.org/grpc/status"
+
+	"github.com/iamretry/iamretry/interceptor/policy"
+)
+
+// The apply file, YAML or JSON (JSON is read by the same parser, so both
+// have one schema and errors carry lines in both):
+//
+//	resources:
+//	  - resource: projects/my-project        # any name "iamretry policy" routes
+//	    add:                                  # grants to ensure present
+//	      - {role: roles/viewer, member: "user:alice@example.com"}
+//	      - role: roles/storage.objectViewer
+//	        member: "group:readers@example.com"
+//	        condition: {title: until-2027, expression: 'request.time < timestamp("2027-01-01T00:00:00Z")'}
+//	    remove:                               # grants to ensure absent
+//	      - {role: roles/editor, member: "user:bob@example.com"}
+//
+// Keys: the top level has resources; a resource has resource, add and
+// remove; a grant has role, member and condition; a condition has title,
+// expression and description. Any other key is an error, so a typo is never
+// ignored. Members not named are left alone.
+var (
+	fileKeys      = []string{"resources"}
+	resourceKeys  = []string{"resource", "add", "remove"}
+	grantKeys     = []string{"role", "member", "condition"}
+	conditionKeys = []string{"title", "expression", "description"}
+)
+
+// applyFile is a parsed and completely validated apply file.
+type applyFile struct {
+	name      string // as given to -f ("<stdin>" for -)
+	resources []*applyResource
+}
+
+// applyResource is one resource of the file and the grants to converge.
+type applyResource struct {
+	line  int
+	name  string // as written in the file
+	key   string // the full resource name, //SERVICE/RELATIVE_NAME: the Updater's resource
+	route route  // where its policy lives (routes.go)
+	rel   string // the relative name sent to it
+	add   []grant
+	rm    []grant
+}
+
+// grant is one (role, member, condition) of an add or remove list.
+type grant struct {
+	line   int
+	role   string
+	member string
+	cond   *expr.Expr
+}
+
+// mutation is the library's Mutation for g.
+func (g grant) mutation(add bool) policy.Mutation {
+	if add {
+		return policy.AddConditionalBinding(g.role, g.member, g.cond)
+	}
+	return policy.RemoveConditionalBinding(g.role, g.member, g.cond)
+}
+
+// String is the grant as the plan and errors show it.
+func (g grant) String() string {
+	return g.role + conditionSuffix(g.cond) + "  " + g.member
+}
+
+// fileError is one mistake in the file, at a line (0: the file as a whole).
+type fileError struct {
+	line int
+	msg  string
+}
+
+// fileErrors is every mistake found in a file: the command prints each as
+// FILE:LINE: what is wrong, and sends nothing.
+type fileErrors struct {
+	file string
+	errs []fileError
+}
+
+func (e *fileErrors) Error() string {
+	var b strings.Builder
+	for i, fe := range e.errs {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(e.file)
+		if fe.line > 0 {
+			b.WriteString(":" + strconv.Itoa(fe.line))
+		}
+		b.WriteString(": " + fe.msg)
+	}
+	return b.String()
+}
+
+// fileParser walks the YAML node tree of an apply file, collecting every
+// error with its line.
+type fileParser struct {
+	errs []fileError
+}
+
+func (p *fileParser) errorf(line int, format string, args ...any) {
+	p.errs = append(p.errs, fileError{line: line, msg: fmt.Sprintf(format, args...)})
+}
+
+// yamlLine matches the line yaml.v3 puts in its syntax errors.
+var yamlLine = regexp.MustCompile(`^yaml: line (\d+): `)
+
+// parseApplyFile reads and validates an apply file: its syntax, its keys,
+// every resource (by the routes "iamretry policy" reaches, and for
+// --transport rest by the REST adapters) and every grant (roles by the
+// CLI's rule, members and conditions by the library's mutations, so the
+// file refuses exactly what the Updater would). It returns every error at
+// once, as *fileErrors.
+func parseApplyFile(name string, r io.Reader, transport string) (*applyFile, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", name, err)
+	}
+	p := &fileParser{}
+	f := &applyFile{name: name}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	switch err := dec.Decode(&doc); {
+	case errors.Is(err, io.EOF):
+		p.errorf(0, "the file is empty; it lists resources: see 'iamretry apply -h' for an example")
+	case err != nil:
+		msg := err.Error()
+		line := 0
+		if m := yamlLine.FindStringSubmatch(msg); m != nil {
+			line, _ = strconv.Atoi(m[1])
+			msg = msg[len(m[0]):]
+		}
+		p.errorf(line, "not valid YAML or JSON: %s", strings.TrimPrefix(msg, "yaml: "))
+	default:
+		var extra yaml.Node
+		if err := dec.Decode(&extra); err == nil {
+			p.errorf(extra.Line, "a second YAML document; put every resource in the one resources list")
+		} else if !errors.Is(err, io.EOF) {
+			p.errorf(0, "after the first document: %v", err)
+		}
+		p.file(f, &doc, transport)
+	}
+	if len(p.errs) > 0 {
+		slices.SortStableFunc(p.errs, func(a, b fileError) int { return a.line - b.line })
+		return nil, &fileErrors{file: name, errs: p.errs}
+	}
+	return f, nil
+}
+
+// deref follows an alias (*anchor) to the node it names.
+func deref(n *yaml.Node) *yaml.Node {
+	for n != nil && n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	return n
+}
+
+func kindName(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		if n.ShortTag() == "!!null" {
+			return "nothing"
+		}
+		return "the value " + strconv.Quote(n.Value)
+	}
+	return "something else"
+}
+
+// fields checks that n is a mapping with keys from allowed only, each once,
+// and returns the value of each key given. what names the mapping for
+// messages ("a grant").
+func (p *fileParser) fields(n *yaml.Node, what string, allowed []string) map[string]*yaml.Node {
+	n = deref(n)
+	if n.Kind != yaml.MappingNode {
+		p.errorf(n.Line, "%s must be a mapping with keys %s; found %s", what, strings.Join(allowed, ", "), kindName(n))
+		return nil
+	}
+	out := map[string]*yaml.Node{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := deref(n.Content[i]), n.Content[i+1]
+		switch {
+		case k.Kind != yaml.ScalarNode:
+			p.errorf(k.Line, "%s has a key that is not a name", what)
+		case !slices.Contains(allowed, k.Value):
+			hint := ""
+			if k.Value == "<<" {
+				hint = "; merge keys (<<) are not supported, repeat the keys"
+			}
+			p.errorf(k.Line, "unknown key %q in %s (the keys are %s)%s", k.Value, what, strings.Join(allowed, ", "), hint)
+		case out[k.Value] != nil:
+			p.errorf(k.Line, "key %q given twice in %s", k.Value, what)
+		default:
+			out[k.Value] = v
+		}
+	}
+	return out
+}
+
+// str returns the string value of a key; ok false (and an error recorded)
+// when it is missing where required, or not a string.
+func (p *fileParser) str(m map[string]*yaml.Node, key, what string, line int, required bool) (string, int, bool) {
+	v, found := m[key]
+	if !found {
+		if required {
+			p.errorf(line, "%s has no %s", what, key)
+		}
+		return "", line, !required
+	}
+	v = deref(v)
+	if v.Kind != yaml.ScalarNode || v.ShortTag() == "!!null" {
+		p.errorf(v.Line, "%s of %s must be a string; found %s", key, what, kindName(v))
+		return "", v.Line, false
+	}
+	if v.ShortTag() != "!!str" {
+		p.errorf(v.Line, "%s of %s must be a string; found %s (quote it)", key, what, kindName(v))
+		return "", v.Line, false
+	}
+	return v.Value, v.Line, true
+}
+
+// list returns the items of a list-valued key (nil when absent).
+func (p *fileParser) list(m map[string]*yaml.Node, key, what string) []*yaml.Node {
+	v, found := m[key]
+	if !found {
+		return nil
+	}
+	v = deref(v)
+	if v.Kind != yaml.SequenceNode {
+		p.errorf(v.Line, "%s of %s must be a list; found %s", key, what, kindName(v))
+		return nil
+	}
+	return v.Content
+}
+
+func (p *fileParser) file(f *applyFile, doc *yaml.Node, transport string) {
+	root := doc
+	if root.Kind == yaml.DocumentNode {
+		if len(root.Content) == 0 {
+			p.errorf(0, "the file is empty; it lists resources: see 'iamretry apply -h' for an example")
+			return
+		}
+		root = root.Content[0]
+	}
+	top := p.fields(root, "the file", fileKeys)
+	if top == nil {
+		return
+	}
+	if _, ok := top["resources"]; !ok {
+		p.errorf(deref(root).Line, "the file has no resources list")
+		return
+	}
+	items := p.list(top, "resources", "the file")
+	if len(items) == 0 && deref(top["resources"]).Kind == yaml.SequenceNode {
+		p.errorf(deref(top["resources"]).Line, "the resources list is empty")
+	}
+	seen := map[string]int{} // key -> line
+	for _, it := range items {
+		r, valid := p.resource(it, transport)
+		if r == nil || r.key == "" {
+			continue
+		}
+		if first, dup := seen[r.key]; dup {
+			p.errorf(r.line, "resource %q is listed twice (first at line %d); list each resource once", r.name, first)
+			continue
+		}
+		seen[r.key] = r.line
+		if valid {
+			f.resources = append(f.resources, r)
+		}
+	}
+}
+
+// resource checks one resource of the list; it returns it with valid false
+// when something in it is wrong (r.key is set when its name routes), and
+// nil when it has no usable name.
+func (p *fileParser) resource(n *yaml.Node, transport string) (r *applyResource, valid bool) {
+	line := deref(n).Line
+	m := p.fields(n, "a resource", resourceKeys)
+	if m == nil {
+		return nil, false
+	}
+	name, nline, ok := p.str(m, "resource", "a resource", line, true)
+	if !ok {
+		return nil, false
+	}
+	r = &applyResource{line: line, name: name}
+	valid = true
+	rt, rel, err := resolve(name)
+	if err != nil {
+		p.errorf(nline, "%s", flagless(err))
+		valid = false
+	} else {
+		r.route, r.rel = rt, rel
+		r.key = "//" + rt.host + "/" + rel
+		if _, ok := restAdapters[rt.grpcService]; transport == transportREST && !ok {
+			p.errorf(nline, "resource %q: --transport rest reaches %s (through cloudresourcemanager/v3 and iam/v1); use --transport grpc, the default, for this file", name, restKinds)
+			valid = false
+		}
+	}
+	what := fmt.Sprintf("resource %q", name)
+	type key struct{ role, member, cond string }
+	seen := map[key]int{}
+	for _, list := range []struct {
+		name string
+		out  *[]grant
+	}{{"add", &r.add}, {"remove", &r.rm}} {
+		for _, it := range p.list(m, list.name, what) {
+			g, ok := p.grant(it, list.name == "add", what)
+			if !ok {
+				valid = false
+				continue
+			}
+			k := key{g.role, policy.CanonicalMember(g.member), conditionSuffix(g.cond)}
+			if first, dup := seen[k]; dup {
+				p.errorf(g.line, "%s: the grant of %s to %s is listed twice (first at line %d); list each grant once, in add or in remove",
+					what, g.role+conditionSuffix(g.cond), g.member, first)
+				valid = false
+				continue
+			}
+			seen[k] = g.line
+			*list.out = append(*list.out, g)
+		}
+	}
+	if _, hasAdd := m["add"]; !hasAdd {
+		if _, hasRm := m["remove"]; !hasRm {
+			p.errorf(line, "%s has neither add nor remove; say what to ensure", what)
+			valid = false
+		}
+	}
+	return r, valid
+}
+
+func (p *fileParser) grant(n *yaml.Node, add bool, what string) (grant, bool) {
+	line := deref(n).Line
+	kind := "a grant to add"
+	if !add {
+		kind = "a grant to remove"
+	}
+	m := p.fields(n, kind+" of "+what, grantKeys)
+	if m == nil {
+		return grant{}, false
+	}
+	g := grant{line: line}
+	role, rline, okRole := p.str(m, "role", kind+" of "+what, line, true)
+	member, mline, okMember := p.str(m, "member", kind+" of "+what, line, true)
+	ok := okRole && okMember
+	if okRole {
+		if err := checkRole(role); err != nil {
+			p.errorf(rline, "%s", flagless(err))
+			ok = false
+		}
+	}
+	if okMember {
+		if err := checkMember(member); err != nil {
+			p.errorf(mline, "%s", flagless(err))
+			ok = false
+		}
+	}
+	if c, found := m["condition"]; found {
+		cm := p.fields(c, "the condition of "+kind+" of "+what, conditionKeys)
+		if cm == nil {
+			return g, false
+		}
+		cwhat := "the condition"
+		cline := deref(c).Line
+		title, _, ok1 := p.str(cm, "title", cwhat, cline, true)
+		exprText, _, ok2 := p.str(cm, "expression", cwhat, cline, true)
+		desc, _, ok3 := p.str(cm, "description", cwhat, cline, false)
+		if !ok1 || !ok2 || !ok3 {
+			return g, false
+		}
+		g.cond = &expr.Expr{Title: title, Expression: exprText, Description: desc}
+	}
+	if !ok {
+		return g, false
+	}
+	g.role, g.member = role, member
+	// The library's own check of the whole grant (role, member, condition):
+	// the file refuses exactly what the Updater's mutation would refuse.
+	if _, err := g.mutation(add)(&iampb.Policy{}); err != nil {
+		p.errorf(line, "%s", strings.TrimPrefix(status.Convert(err).Message(), "iamretry/policy: "))
+		return g, false
+	}
+	return g, true
+}
+
+// flagless rewords a flag's usage error for a file: `--member "x": ...`
+// becomes `member "x": ...`.
+func flagless(err error) string {
+	return strings.TrimPrefix(err.Error(), "--")
+}
