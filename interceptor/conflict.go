@@ -29,7 +29,7 @@ const (
 	// attempt of the call): the guidance's min(2^n + random_fraction,
 	// maximum_backoff) by default. Under heavy contention
 	// (a hundred writers on one policy) some writers reach the deadline and
-	// lose their change; see the README's contention table.
+	// lose their change; see BENCHMARKS.md's contention table.
 	DocumentedConflicts
 )
 

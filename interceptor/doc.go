@@ -207,7 +207,7 @@
 // heavy-tailed (log-uniform in [80 ms, 18 s)) and later waits aim at the end
 // of the contention. The schedule was chosen by simulation (`iamretry
 // simulate --contention`) and checked with separate Updaters over the fake;
-// the README's contention table gives the figures and the schedules tried.
+// BENCHMARKS.md's contention table gives the figures and the schedules tried.
 //
 // # Metrics
 //

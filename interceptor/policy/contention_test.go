@@ -99,7 +99,7 @@ func separateUpdaters(t *testing.T, n int, seed uint64, same bool, opts ...polic
 }
 
 // contentionSeeds is how many seeds the contention tests run: 3 by default,
-// to stay cheap on CI; IAMRETRY_CONTENTION_SEEDS=20 gives the README's
+// to stay cheap on CI; IAMRETRY_CONTENTION_SEEDS=20 gives BENCHMARKS.md's
 // figures.
 func contentionSeeds(t *testing.T) int {
 	if s := os.Getenv("IAMRETRY_CONTENTION_SEEDS"); s != "" {
