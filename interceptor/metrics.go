@@ -429,8 +429,8 @@ func (m *metrics) ended(ctx context.Context, method string, err error, retries i
 		m.retries.Record(ctx, int64(retries), o.record...)
 		m.delay.Record(ctx, waited.Seconds(), o.record...)
 	}
-	switch reason {
-	case Unsafe, MaxAttempts, DeadlineReached, ContextDeadline, BudgetExhausted, ServerPushback, ContextDone, BodyNotReplayable:
+	if reason.mayGiveUp() {
+		// A ContextDone that gave up nothing came as NotRetryable (end).
 		m.gaveUp.Add(ctx, 1, s.gaveUpOpts(code, reason)...)
 	}
 }

@@ -227,21 +227,6 @@ func (r *Retrier) end(ctx context.Context, j *job, a *Attempt, retries int, wait
 	r.m.ended(ctx, j.method, a.Err, retries, waited, reason)
 }
 
-// givesUp reports whether a ends a call with a retryable failure that was
-// not retried (the gave_up instrument, the iamretry.gave_up span event):
-// a deadline, the attempt cap, the budget, the server's pushback, an
-// unsafe method, or the caller's context that ended during a wait or
-// during an attempt that failed transiently.
-func givesUp(a *Attempt) bool {
-	switch a.Reason {
-	case Unsafe, MaxAttempts, DeadlineReached, ContextDeadline, BudgetExhausted, ServerPushback, BodyNotReplayable:
-		return true
-	case ContextDone:
-		return isInterrupted(a.Err) || a.Class == codes.Transient
-	}
-	return false
-}
-
 // decide classifies err and says whether its kind may be retried at all.
 func (r *Retrier) decide(ctx context.Context, j *job, err error) (codes.Class, Reason) {
 	class, judged := codes.Permanent, false
