@@ -162,7 +162,7 @@ func (g *grpcCall) retry(ctx context.Context, err error) error {
 	j := &job{
 		method:        g.method,
 		req:           g.req,
-		checkSafe:     true,
+		safe:          g.safe,
 		disabled:      set.disabled,
 		retryNotFound: set.notFound,
 		deadline:      c.deadline,
@@ -188,6 +188,9 @@ func (g *grpcCall) retry(ctx context.Context, err error) error {
 }
 
 func (g *grpcCall) wasCut() bool { return g.cut }
+
+// safe asks the safe-to-retry function whether the call may be sent again.
+func (g *grpcCall) safe() bool { return g.r.cfg.safe(g.method, g.req) }
 
 // again runs attempt n (n >= 2).
 func (g *grpcCall) again(ctx context.Context, n int) error {

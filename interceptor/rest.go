@@ -297,7 +297,6 @@ func (c *restCall) retry() (*http.Response, error) {
 		method:      name,
 		deadline:    cfg.deadline,
 		maxAttempts: cfg.maxAttempts,
-		checkSafe:   true,
 		safe:        c.safe,
 		floor:       c.floor,
 		again:       c.again,

@@ -94,10 +94,9 @@ func (r *Retrier) mustBeBuilt(method string) {
 type job struct {
 	method   string // Attempt.Method
 	resource string // Attempt.Resource
-	req      any    // for the safe-to-retry function, when checkSafe
-	// checkSafe asks the safe-to-retry function before an ambiguous failure
-	// is retried (gRPC calls); the other faces vouch for themselves.
-	checkSafe     bool
+	// req is the gRPC call's request message, for the stacked-layers
+	// detector (stacked.go); nil elsewhere.
+	req           any
 	disabled      bool // Disable() was passed
 	retryNotFound bool
 	retryConflict bool // the read-modify-write reruns after a Conflict
@@ -126,10 +125,11 @@ type job struct {
 	cut func() bool
 	// trailer is the last attempt's trailer metadata (WithPushback), or nil.
 	trailer *metadata.MD
-	// safe, when set, decides instead of the safe-to-retry function whether
-	// the request may be sent again after an ambiguous failure (the REST
-	// face: it maps the request to its gRPC method, or goes by HTTP
-	// semantics, only once a failure asks).
+	// safe, when set, says whether the request may be sent again after an
+	// ambiguous failure (the gRPC face asks the safe-to-retry function; the
+	// REST face maps the request to its gRPC method, or goes by HTTP
+	// semantics, only once a failure asks); nil: the face vouches for it
+	// (Do, WaitVisible, Transact).
 	safe func() bool
 	// floor, when set, returns the server's word on the last attempt beside
 	// RetryInfo (the REST face: Retry-After, RetryInfo in a JSON body): the
@@ -261,11 +261,7 @@ func (r *Retrier) decide(ctx context.Context, j *job, err error) (codes.Class, R
 		if quotaRejection(j, err) {
 			break
 		}
-		if j.safe != nil {
-			if !j.safe() {
-				return class, Unsafe
-			}
-		} else if j.checkSafe && !r.cfg.safe(j.method, j.req) {
+		if j.safe != nil && !j.safe() {
 			return class, Unsafe
 		}
 	case codes.Propagation:
