@@ -167,7 +167,6 @@ func (g *grpcCall) retry(ctx context.Context, err error) error {
 		retryNotFound: set.notFound,
 		deadline:      c.deadline,
 		maxAttempts:   c.maxAttempts,
-		trailer:       g.trailer,
 		again:         g.again,
 	}
 	if set.hasDeadline {
@@ -184,10 +183,16 @@ func (g *grpcCall) retry(ctx context.Context, err error) error {
 	if g.perAttempt > 0 {
 		j.cut = g.wasCut
 	}
+	if g.trailer != nil {
+		j.serverWait = g.pushback
+	}
 	return g.r.run(ctx, j, err)
 }
 
 func (g *grpcCall) wasCut() bool { return g.cut }
+
+// pushback reads the last attempt's A6 trailer (WithPushback).
+func (g *grpcCall) pushback() (time.Duration, pushbackState) { return trailerPushback(*g.trailer) }
 
 // safe asks the safe-to-retry function whether the call may be sent again.
 func (g *grpcCall) safe() bool { return g.r.cfg.safe(g.method, g.req) }

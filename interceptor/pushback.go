@@ -96,9 +96,10 @@ func statusAs(err error) *status.Status {
 type pushbackState uint8
 
 const (
-	pushbackNone pushbackState = iota // no trailer: the backoff decides
-	pushbackWait                      // wait exactly the duration given
-	pushbackStop                      // do not retry
+	pushbackNone  pushbackState = iota // no trailer: the backoff decides
+	pushbackWait                       // wait exactly the duration given
+	pushbackStop                       // do not retry
+	pushbackFloor                      // wait at least the duration given (REST's Retry-After)
 )
 
 // trailerPushback reads the A6 pushback trailer.
@@ -119,7 +120,7 @@ func trailerPushback(md metadata.MD) (time.Duration, pushbackState) {
 
 // quotaRejection reports whether err is a definite rejection for quota
 // (RESOURCE_EXHAUSTED, HTTP 429) that carries the server's delay: a
-// RetryInfo, or over REST a Retry-After (j.floor). The server did not act,
+// RetryInfo, or over REST a Retry-After (j.serverWait). The server did not act,
 // so, as an opted-in NOT_FOUND, it may be retried even when the request is
 // unsafe to send again.
 func quotaRejection(j *job, err error) bool {
@@ -135,9 +136,9 @@ func quotaRejection(j *job, err error) bool {
 	if _, ok := errRetryAfter(err, time.Time{}); ok {
 		return true
 	}
-	if j.floor != nil {
-		_, ok := j.floor()
-		return ok
+	if j.serverWait != nil {
+		_, state := j.serverWait()
+		return state == pushbackFloor
 	}
 	return false
 }

@@ -298,7 +298,7 @@ func (c *restCall) retry() (*http.Response, error) {
 		deadline:    cfg.deadline,
 		maxAttempts: cfg.maxAttempts,
 		safe:        c.safe,
-		floor:       c.floor,
+		serverWait:  c.retryAfter,
 		again:       c.again,
 		once:        c.once,
 	}
@@ -515,14 +515,18 @@ func (c *restCall) bodyBytes() ([]byte, bool) {
 	return b, err == nil
 }
 
-// floor is the server's word on the wait that only the response carries:
-// Retry-After (a RetryInfo in the JSON error's details is read by the
-// engine from the error itself, as for every face).
-func (c *restCall) floor() (time.Duration, bool) {
+// retryAfter is the server's word on the wait that only the response
+// carries: Retry-After, a floor under the wait (a RetryInfo in the JSON
+// error's details is read by the engine from the error itself, as for
+// every face).
+func (c *restCall) retryAfter() (time.Duration, pushbackState) {
 	if c.last == nil {
-		return 0, false
+		return 0, pushbackNone
 	}
-	return retryAfter(c.last.Header.Get("Retry-After"), c.t.r.cfg.clock.Now())
+	if d, ok := retryAfter(c.last.Header.Get("Retry-After"), c.t.r.cfg.clock.Now()); ok {
+		return d, pushbackFloor
+	}
+	return 0, pushbackNone
 }
 
 // retryAfter reads a Retry-After value: delay-seconds or an HTTP date.

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"github.com/iamretry/iamretry/codes"
@@ -123,18 +122,17 @@ type job struct {
 	// cut reports whether the last attempt was cut off by the Retrier's own
 	// per-attempt timeout while the caller's context lived; nil: never.
 	cut func() bool
-	// trailer is the last attempt's trailer metadata (WithPushback), or nil.
-	trailer *metadata.MD
 	// safe, when set, says whether the request may be sent again after an
 	// ambiguous failure (the gRPC face asks the safe-to-retry function; the
 	// REST face maps the request to its gRPC method, or goes by HTTP
 	// semantics, only once a failure asks); nil: the face vouches for it
 	// (Do, WaitVisible, Transact).
 	safe func() bool
-	// floor, when set, returns the server's word on the last attempt beside
-	// RetryInfo (the REST face: Retry-After, RetryInfo in a JSON body): the
-	// wait is at least that long.
-	floor func() (time.Duration, bool)
+	// serverWait, when set, returns the server's word on the wait after the
+	// last attempt that only the face can read (RetryInfo in the error is
+	// read by the engine for every face): gRPC's A6 trailer (WithPushback)
+	// sets the wait or forbids the retry; REST's Retry-After is a floor.
+	serverWait func() (time.Duration, pushbackState)
 	// again runs attempt n (n >= 2) and returns its error.
 	again func(ctx context.Context, n int) error
 	// once: the request cannot be sent again (the REST face streamed its
@@ -325,24 +323,24 @@ func (r *Retrier) schedule(ctx context.Context, j *job, start, now time.Time, n 
 	}
 	// The server's word: A6's trailer sets the wait, or forbids the retry;
 	// RetryInfo is a floor under whichever wait applies.
-	if j.trailer != nil {
-		switch d, state := trailerPushback(*j.trailer); state {
-		case pushbackWait:
-			wait = d
-		case pushbackStop:
-			return ServerPushback
-		}
+	var word time.Duration
+	state := pushbackNone
+	if j.serverWait != nil {
+		word, state = j.serverWait()
+	}
+	switch state {
+	case pushbackWait:
+		wait = word
+	case pushbackStop:
+		return ServerPushback
+	case pushbackFloor:
+		wait = max(wait, word)
 	}
 	if d, ok := retryInfoDelay(a.Err); ok && d > wait {
 		wait = d
 	}
 	if d, ok := errRetryAfter(a.Err, now); ok && d > wait {
 		wait = d // a REST error's Retry-After, under Do or an Updater too
-	}
-	if j.floor != nil {
-		if d, ok := j.floor(); ok && d > wait {
-			wait = d
-		}
 	}
 	end := now.Add(wait)
 	if j.deadline > 0 {
