@@ -168,8 +168,6 @@ type restCall struct {
 	last    *http.Response // the last attempt's response, its body restored
 	lastErr error          // the last attempt's error: a *googleapi.Error for a response
 	cut     bool           // the last attempt ran out of its per-attempt timeout
-	// retryEnd is when the retry deadline ends, for per-attempt timeouts.
-	retryEnd time.Time
 }
 
 // maxErrorBody bounds how much of an error response is read to classify it;
@@ -297,15 +295,11 @@ func (c *restCall) retry() (*http.Response, error) {
 		method:      name,
 		deadline:    cfg.deadline,
 		maxAttempts: cfg.maxAttempts,
+		perAttempt:  c.t.perAttempt,
 		safe:        c.safe,
 		serverWait:  c.retryAfter,
 		again:       c.again,
 		once:        c.once,
-	}
-	applyKnobs(ctx, j) // DisableContext, RetryNotFoundContext, DeadlineContext, MaxAttemptsContext
-	if j.deadline > 0 && c.t.perAttempt > 0 {
-		j.start = cfg.clock.Now()
-		c.retryEnd = j.start.Add(j.deadline)
 	}
 	if c.t.perAttempt > 0 {
 		j.cut = func() bool { return c.cut }
@@ -344,15 +338,12 @@ func (c *restCall) transportErr() error {
 	return c.lastErr
 }
 
-// again runs attempt n (n >= 2), releasing the last attempt's response.
-func (c *restCall) again(ctx context.Context, n int) error {
+// again runs attempt n (n >= 2) under the timeout d the engine gives it,
+// releasing the last attempt's response.
+func (c *restCall) again(ctx context.Context, n int, d time.Duration) error {
 	if c.last != nil {
 		discard(c.last)
 		c.last = nil
-	}
-	d := c.t.perAttempt
-	if d > 0 && !c.retryEnd.IsZero() {
-		d = max(min(d, c.retryEnd.Sub(c.t.r.cfg.clock.Now())), time.Nanosecond)
 	}
 	return c.attempt(ctx, n, d)
 }

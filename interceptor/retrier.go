@@ -115,9 +115,12 @@ type job struct {
 	// firstConflict is when the call's first conflict was seen (the
 	// conflict schedule counts from it); zero before it.
 	firstConflict time.Time
-	// start is when the first failure was seen, when the face read the
-	// clock for it already (its per-attempt timeouts end with the retry
-	// deadline counted from it); zero: the engine reads it.
+	// perAttempt is each attempt's timeout (the Retrier's, or the call's
+	// own); 0: none. The engine gives each retry its timeout
+	// (attemptTimeout); a face applies it.
+	perAttempt time.Duration
+	// start is when the call's first failure was seen: set by the engine
+	// (run), zero before; the retry deadline counts from it.
 	start time.Time
 	// cut reports whether the last attempt was cut off by the Retrier's own
 	// per-attempt timeout while the caller's context lived; nil: never.
@@ -133,8 +136,9 @@ type job struct {
 	// read by the engine for every face): gRPC's A6 trailer (WithPushback)
 	// sets the wait or forbids the retry; REST's Retry-After is a floor.
 	serverWait func() (time.Duration, pushbackState)
-	// again runs attempt n (n >= 2) and returns its error.
-	again func(ctx context.Context, n int) error
+	// again runs attempt n (n >= 2) under the timeout d (0: none) and
+	// returns its error.
+	again func(ctx context.Context, n int, d time.Duration) error
 	// once: the request cannot be sent again (the REST face streamed its
 	// body): a failure that would be retried ends with BodyNotReplayable.
 	once bool
@@ -161,10 +165,8 @@ type job struct {
 func (r *Retrier) run(ctx context.Context, j *job, err error) error {
 	c := &r.cfg
 	applyKnobs(ctx, j) // the context forms: read only now, after a failure
-	start := j.start
-	if start.IsZero() {
-		start = c.clock.Now()
-	}
+	start := c.clock.Now()
+	j.start = start
 	r.stackCheck(ctx, j, start) // a layer above retrying what was given up?
 	now := start
 	var waited time.Duration // between attempts, for retry_delay
@@ -201,7 +203,7 @@ func (r *Retrier) run(ctx context.Context, j *job, err error) error {
 		if a.Class == codes.Conflict && r.m != nil {
 			r.m.conflicts.Add(ctx, 1, r.m.statsFor(j.method).plain...)
 		}
-		if err = j.again(ctx, n+1); err == nil {
+		if err = j.again(ctx, n+1, r.attemptTimeout(j)); err == nil {
 			// The final report: only calls that were retried get one.
 			done := Attempt{Method: j.method, Resource: j.resource, N: n + 1, Reason: Succeeded, Elapsed: c.clock.Now().Sub(start)}
 			r.observe(ctx, &done)
@@ -279,6 +281,19 @@ func (r *Retrier) decide(ctx context.Context, j *job, err error) (codes.Class, R
 		return class, BodyNotReplayable
 	}
 	return class, Retry
+}
+
+// attemptTimeout is the timeout of an attempt that starts now (or of
+// each call of a read-modify-write's attempt): j's per-attempt timeout, cut
+// to what is left of the retry deadline once the first failure started it,
+// and at least a nanosecond (an attempt with no time left fails at once);
+// 0: none.
+func (r *Retrier) attemptTimeout(j *job) time.Duration {
+	d := j.perAttempt
+	if d > 0 && j.deadline > 0 && !j.start.IsZero() {
+		d = max(min(d, j.start.Add(j.deadline).Sub(r.cfg.clock.Now())), time.Nanosecond)
+	}
+	return d
 }
 
 // room is the time left at now before j's earlier deadline: its retry

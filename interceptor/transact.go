@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	grpccodes "google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -121,6 +120,7 @@ func Transact[T any](ctx context.Context, r *Retrier, t ReadModifyWrite[T]) (T, 
 		retryNotFound: restFlagsOf(ctx)&restNotFound != 0,
 		deadline:      r.cfg.deadline,
 		maxAttempts:   r.cfg.maxAttempts,
+		perAttempt:    r.cfg.perAttempt,
 		judge:         x.judge,
 	}
 	if r.cfg.perAttempt > 0 {
@@ -187,13 +187,7 @@ type txn[T any] struct {
 // attempt is one read-modify-write.
 func (x *txn[T]) attempt(ctx context.Context) error {
 	x.own, x.cut = false, false
-	err := x.run(ctx)
-	if err != nil && x.j.start.IsZero() && x.r.cfg.perAttempt > 0 {
-		// The first failure: the retry deadline, which the per-attempt
-		// timeouts of later calls end with, counts from now.
-		x.j.start = x.r.cfg.clock.Now()
-	}
-	return err
+	return x.run(ctx)
 }
 
 func (x *txn[T]) run(ctx context.Context) error {
@@ -256,26 +250,19 @@ func (x *txn[T]) precondition(ctx context.Context, etag string, werr error) erro
 	return werr
 }
 
-// call runs f, a Read or a Write, under the per-attempt timeout when the
-// Retrier has one: min(it, what is left of the retry deadline).
+// call runs f, a Read or a Write, under the engine's per-attempt timeout
+// when the Retrier has one (attemptTimeout), and notes whether it cut f off
+// (ownDeadline.ranOut), as for the attempt of a gRPC call.
 func call[T any](x *txn[T], ctx context.Context, f func(context.Context) (T, error)) (T, error) {
-	d := x.r.cfg.perAttempt
+	d := x.r.attemptTimeout(&x.j)
 	if d <= 0 {
 		return f(ctx)
 	}
-	if !x.j.start.IsZero() && x.j.deadline > 0 {
-		d = min(d, x.j.start.Add(x.j.deadline).Sub(x.r.cfg.clock.Now()))
-	}
-	cctx, cancel := context.WithTimeout(ctx, max(d, 0))
+	cctx, cancel, own := attemptDeadline(ctx, d)
 	defer cancel()
 	v, err := f(cctx)
-	if err != nil && ctx.Err() == nil {
-		// Decided by the call's deadline, not by whether its context has
-		// reported the error yet: a server that answers DEADLINE_EXCEEDED
-		// as its deadline passes is cut off as well.
-		if dl, _ := cctx.Deadline(); cctx.Err() != nil || !time.Now().Before(dl) {
-			x.cut = true
-		}
+	if own.ranOut(ctx, err) {
+		x.cut = true
 	}
 	return v, err
 }
