@@ -27,8 +27,6 @@ const (
 	metricRetries    = "iamretry.client.call.retries"
 	metricRetryDelay = "iamretry.client.call.retry_delay"
 	metricGaveUp     = "iamretry.client.call.gave_up"
-	metricWrites     = "iamretry.policy.update.writes"
-	metricConflicts  = "iamretry.policy.update.conflicts"
 	metricStacked    = "iamretry.client.call.stacked"
 )
 
@@ -124,13 +122,12 @@ func WithMeterProvider(mp metric.MeterProvider) Option {
 
 // metrics are a Retrier's instruments and per-method call counts.
 type metrics struct {
-	retries   metric.Int64Histogram
-	delay     metric.Float64Histogram
-	gaveUp    metric.Int64Counter
-	writes    metric.Int64Counter
-	conflicts metric.Int64Counter
-	stacked   metric.Int64Counter // stacked.go
-	calls     metric.Int64ObservableCounter
+	retries metric.Int64Histogram
+	delay   metric.Float64Histogram
+	gaveUp  metric.Int64Counter
+	rmw     rmwMetrics          // transact.go
+	stacked metric.Int64Counter // stacked.go
+	calls   metric.Int64ObservableCounter
 
 	// cache maps a method string to its stats without hashing its bytes:
 	// the slot comes from the string's address (generated clients pass one
@@ -224,14 +221,7 @@ func makeMetrics(mp metric.MeterProvider) (*metrics, error) {
 		metric.WithUnit("{call}"),
 		metric.WithDescription("Calls that ended with a retryable error that was not retried, by iamretry.reason."))
 	errs = append(errs, err)
-	m.writes, err = meter.Int64Counter(metricWrites,
-		metric.WithUnit("{write}"),
-		metric.WithDescription("Writes made by read-modify-writes (SetIamPolicy calls of policy Updaters)."))
-	errs = append(errs, err)
-	m.conflicts, err = meter.Int64Counter(metricConflicts,
-		metric.WithUnit("{conflict}"),
-		metric.WithDescription("Read-modify-writes rerun after a concurrent change."))
-	errs = append(errs, err)
+	errs = append(errs, m.rmw.make(meter)...)
 	m.stacked, err = meter.Int64Counter(metricStacked,
 		metric.WithUnit("{call}"),
 		metric.WithDescription("Calls a layer above retried after this library had retried them and given up (gax retries left on, a retry loop of the caller's own)."))
@@ -433,11 +423,6 @@ func (m *metrics) ended(ctx context.Context, method string, err error, retries i
 		// A ContextDone that gave up nothing came as NotRetryable (end).
 		m.gaveUp.Add(ctx, 1, s.gaveUpOpts(code, reason)...)
 	}
-}
-
-// write counts one write of a read-modify-write (Transact) named method.
-func (m *metrics) write(ctx context.Context, method string) {
-	m.writes.Add(ctx, 1, m.statsFor(method).plain...)
 }
 
 // observeCalls reports the call counts.

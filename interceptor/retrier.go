@@ -98,11 +98,9 @@ type job struct {
 	req           any
 	disabled      bool // Disable() was passed
 	retryNotFound bool
-	retryConflict bool // the read-modify-write reruns after a Conflict
-	// conflict is the schedule of those reruns (retryConflict); reruns
-	// counts them: they do not count toward maxAttempts.
-	conflict ConflictBackoff
-	reruns   int
+	// rmw is what the engine knows of a read-modify-write (Transact,
+	// transact.go): its reruns after a conflict. Zero on the other faces.
+	rmw rmwJob
 	// deadline and maxAttempts are the call's retry deadline and attempt
 	// cap: the Retrier's, or the call's own (CallDeadline, CallMaxAttempts).
 	deadline    time.Duration
@@ -111,10 +109,6 @@ type job struct {
 	// maxAttempts, so the context forms (DeadlineContext,
 	// MaxAttemptsContext) do not override them (applyKnobs).
 	pinDeadline, pinMaxAttempts bool
-	conflicts                   int // conflicts so far: the index into the conflict schedule
-	// firstConflict is when the call's first conflict was seen (the
-	// conflict schedule counts from it); zero before it.
-	firstConflict time.Time
 	// perAttempt is each attempt's timeout (the Retrier's, or the call's
 	// own); 0: none. The engine gives each retry its timeout
 	// (attemptTimeout); a face applies it.
@@ -201,7 +195,7 @@ func (r *Retrier) run(ctx context.Context, j *job, err error) error {
 		}
 		waited += a.Wait
 		if a.Class == codes.Conflict && r.m != nil {
-			r.m.conflicts.Add(ctx, 1, r.m.statsFor(j.method).plain...)
+			r.m.conflict(ctx, j.method)
 		}
 		if err = j.again(ctx, n+1, r.attemptTimeout(j)); err == nil {
 			// The final report: only calls that were retried get one.
@@ -248,7 +242,7 @@ func (r *Retrier) decide(ctx context.Context, j *job, err error) (codes.Class, R
 		// help, whatever the error says (a DEADLINE_EXCEEDED is only
 		// transient while the caller's context lives).
 		return class, ContextDone
-	case j.disabled && !(class == codes.Conflict && j.retryConflict):
+	case j.disabled && !(class == codes.Conflict && j.rmw.on):
 		// Disabled stops retries, never a read-modify-write's reruns
 		// after a conflict: those are the transaction itself.
 		return class, Disabled
@@ -271,7 +265,7 @@ func (r *Retrier) decide(ctx context.Context, j *job, err error) (codes.Class, R
 			return class, NotRetryable
 		}
 	case codes.Conflict:
-		if !j.retryConflict {
+		if !j.rmw.on {
 			return class, NotRetryable
 		}
 	default:
@@ -316,7 +310,7 @@ func (j *job) room(ctx context.Context, start, now time.Time) time.Duration {
 // started.
 func (r *Retrier) schedule(ctx context.Context, j *job, start, now time.Time, n int, a *Attempt) Reason {
 	c := &r.cfg
-	if j.maxAttempts > 0 && a.Class != codes.Conflict && n-j.reruns >= j.maxAttempts {
+	if j.maxAttempts > 0 && a.Class != codes.Conflict && n-j.rmw.reruns >= j.maxAttempts {
 		return MaxAttempts
 	}
 	var wait time.Duration
@@ -325,14 +319,8 @@ func (r *Retrier) schedule(ctx context.Context, j *job, start, now time.Time, n 
 		var k int
 		k, confirm = j.step()
 		wait = c.backoff.Delay(k, c.random())
-	} else if a.Class == codes.Conflict && j.conflict != DocumentedConflicts {
-		// Reruns after a concurrent change have their own schedule, counted
-		// in conflicts; transient retries keep the documented formula.
-		if j.conflicts == 0 {
-			j.firstConflict = now
-		}
-		wait = j.conflict.delay(c.backoff, j.conflicts, now.Sub(j.firstConflict), c.random(), j.room(ctx, start, now))
-		j.conflicts++
+	} else if a.Class == codes.Conflict && j.rmw.spread() {
+		wait = r.conflictWait(ctx, j, start, now)
 	} else {
 		wait = c.backoff.Delay(n-1, c.random())
 	}
@@ -377,7 +365,7 @@ func (r *Retrier) schedule(ctx context.Context, j *job, start, now time.Time, n 
 		return BudgetExhausted
 	}
 	if a.Class == codes.Conflict {
-		j.reruns++
+		j.rmw.reruns++
 	}
 	a.Wait, a.Retrying = wait, true
 	return Retry
