@@ -3,13 +3,14 @@ package interceptor
 import (
 	"bytes"
 	"context"
-	"errors"
 	"io"
 	"net/http"
 	"strconv"
 	"time"
 
 	"google.golang.org/api/googleapi"
+
+	"github.com/iamretry/iamretry/internal/googleerr"
 )
 
 // RoundTripper returns the Retrier as an http.RoundTripper around base
@@ -514,65 +515,10 @@ func (c *restCall) retryAfter() (time.Duration, pushbackState) {
 	if c.last == nil {
 		return 0, pushbackNone
 	}
-	if d, ok := retryAfter(c.last.Header.Get("Retry-After"), c.t.r.cfg.clock.Now()); ok {
+	if d, ok := googleerr.RetryAfter(c.last.Header.Get("Retry-After"), c.t.r.cfg.clock.Now()); ok {
 		return d, pushbackFloor
 	}
 	return 0, pushbackNone
-}
-
-// retryAfter reads a Retry-After value: delay-seconds or an HTTP date.
-func retryAfter(v string, now time.Time) (time.Duration, bool) {
-	if v == "" {
-		return 0, false
-	}
-	s, err := strconv.ParseInt(v, 10, 64)
-	if errors.Is(err, strconv.ErrRange) && s > 0 {
-		return maxDuration, true // delay-seconds is 1*DIGIT: too many to count is longer than any deadline
-	}
-	if err == nil {
-		if s < 0 {
-			return 0, false
-		}
-		if s > int64(maxDuration/time.Second) {
-			return maxDuration, true
-		}
-		return time.Duration(s) * time.Second, true
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return max(t.Sub(now), 0), true
-	}
-	return 0, false
-}
-
-// retryInfoType is the @type of a google.rpc.RetryInfo in a JSON error body.
-const retryInfoType = "type.googleapis.com/google.rpc.RetryInfo"
-
-// hasJSONRetryInfo reports whether the details of a JSON error body hold a
-// google.rpc.RetryInfo, whatever its delay.
-func hasJSONRetryInfo(details []any) bool {
-	for _, d := range details {
-		if m, ok := d.(map[string]any); ok && m["@type"] == retryInfoType {
-			return true
-		}
-	}
-	return false
-}
-
-// jsonRetryInfo finds a google.rpc.RetryInfo in the details of a JSON error
-// body, as Google's REST APIs write it:
-// {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "2s"}.
-func jsonRetryInfo(details []any) (time.Duration, bool) {
-	for _, d := range details {
-		m, ok := d.(map[string]any)
-		if !ok || m["@type"] != retryInfoType {
-			continue
-		}
-		s, _ := m["retryDelay"].(string)
-		if dd, err := time.ParseDuration(s); err == nil && dd > 0 {
-			return dd, true
-		}
-	}
-	return 0, false
 }
 
 // discard drains (up to maxErrorBody) and closes a response's body, so that

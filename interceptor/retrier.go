@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/iamretry/iamretry/codes"
+	"github.com/iamretry/iamretry/internal/googleerr"
 )
 
 // Retrier retries failed IAM calls with truncated exponential backoff with
@@ -342,7 +343,7 @@ func (r *Retrier) schedule(ctx context.Context, j *job, start, now time.Time, n 
 	if d, ok := retryInfoDelay(a.Err); ok && d > wait {
 		wait = d
 	}
-	if d, ok := errRetryAfter(a.Err, now); ok && d > wait {
+	if d, ok := googleerr.ErrRetryAfter(a.Err, now); ok && d > wait {
 		wait = d // a REST error's Retry-After, under Do or an Updater too
 	}
 	end := now.Add(wait)

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/iamretry/iamretry/codes"
+	"github.com/iamretry/iamretry/internal/googleerr"
 )
 
 // ReadModifyWrite is one change of an object guarded by an etag (an IAM
@@ -296,7 +297,7 @@ func (e *conflictError) Unwrap() error { return e.err }
 
 func (e *conflictError) GRPCStatus() *status.Status {
 	p := status.New(grpccodes.Aborted, e.Error()).Proto()
-	if st := statusAs(e.err); st != nil {
+	if st := googleerr.StatusAs(e.err); st != nil {
 		p.Details = st.Proto().GetDetails()
 	}
 	return status.FromProto(p)
