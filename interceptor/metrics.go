@@ -15,6 +15,7 @@ import (
 	grpccodes "google.golang.org/grpc/codes"
 
 	"github.com/iamretry/iamretry/codes"
+	"github.com/iamretry/iamretry/internal/iammethods"
 )
 
 // MeterName is the name of the OpenTelemetry meter the instruments are
@@ -29,27 +30,6 @@ const (
 	metricGaveUp     = "iamretry.client.call.gave_up"
 	metricStacked    = "iamretry.client.call.stacked"
 )
-
-// updateMethod is policy.UpdateMethod (policy imports this package, not the
-// reverse; the policy tests check that the two agree through the
-// instruments' grpc.method).
-const updateMethod = "iamretry.policy/Update"
-
-// roleUpdateMethod is role.UpdateMethod (the custom-role Updater; the role
-// tests check that the two agree through the instruments' grpc.method).
-const roleUpdateMethod = "iamretry.role/Update"
-
-// transactMethods are the Methods of this library's read-modify-writes
-// (Transact): grpc.method values of their own.
-// denyUpdateMethod is deny.UpdateMethod (the deny-policy Updater; its tests
-// check that the two agree).
-const denyUpdateMethod = "iamretry.deny/Update"
-
-var transactMethods = map[string]bool{
-	updateMethod:     true,
-	roleUpdateMethod: true,
-	denyUpdateMethod: true,
-}
 
 // otherMethod is grpc.method for a method that is not one of the generated
 // IAM methods (gRFC A66), so that the attribute's cardinality stays bounded.
@@ -304,10 +284,11 @@ func (m *metrics) lookup(method string) *methodStats {
 }
 
 // methodAttr is grpc.method's value for method (see WithMeterProvider),
-// before MaxMixinMethods is applied: a method of the table, updateMethod, an
-// IAM mixin method of another service (isMixinValue), or otherMethod.
+// before MaxMixinMethods is applied: a method of the table, one of this
+// library's read-modify-writes (iammethods.Transact), an IAM mixin method
+// of another service (isMixinValue), or otherMethod.
 func methodAttr(method string) string {
-	if transactMethods[method] {
+	if iammethods.Transact[method] {
 		return method
 	}
 	if len(method) > maxMethodName {
@@ -317,7 +298,7 @@ func methodAttr(method string) string {
 	if !strings.HasPrefix(full, "/") {
 		full = "/" + method
 	}
-	if _, ok := safeMethods[full]; ok || isIAMMixin(full) {
+	if _, ok := safeMethods[full]; ok || iammethods.IsMixin(full) {
 		return full[1:]
 	}
 	return otherMethod
@@ -326,27 +307,11 @@ func methodAttr(method string) string {
 // isMixinValue reports whether a value of methodAttr is an IAM mixin method
 // of a service outside the table: the values MaxMixinMethods bounds.
 func isMixinValue(name string) bool {
-	if name == otherMethod || transactMethods[name] {
+	if name == otherMethod || iammethods.Transact[name] {
 		return false
 	}
 	_, inTable := safeMethods["/"+name]
 	return !inTable
-}
-
-// isIAMMixin reports whether method is one of the IAM methods every Google
-// API generates on its own services ("/google.pubsub.v1.Publisher/GetIamPolicy",
-// resourcemanager's Projects, Folders, Organizations): a generated method, one
-// per service, so its name keeps cardinality bounded.
-func isIAMMixin(method string) bool {
-	service, verb, ok := strings.Cut(method[1:], "/")
-	if !ok || !strings.Contains(service, ".") || strings.ContainsAny(service, " /") {
-		return false
-	}
-	switch verb {
-	case "GetIamPolicy", "SetIamPolicy", "TestIamPermissions":
-		return true
-	}
-	return false
 }
 
 // codeIndex is code's index in the per-code arrays.

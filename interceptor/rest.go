@@ -11,6 +11,7 @@ import (
 	"google.golang.org/api/googleapi"
 
 	"github.com/iamretry/iamretry/internal/googleerr"
+	"github.com/iamretry/iamretry/internal/iammethods"
 )
 
 // RoundTripper returns the Retrier as an http.RoundTripper around base
@@ -128,6 +129,14 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return c.failed(resp, err)
 }
 
+// restRule is a rule of the REST method table (internal/iammethods): the
+// gRPC method a request transcodes to.
+type restRule = iammethods.Rule
+
+// restMethod returns the rule of the gRPC method an HTTP request transcodes
+// to (iammethods.REST); ok is false when there is none.
+func restMethod(verb, host, path string) (restRule, bool) { return iammethods.REST(verb, host, path) }
+
 // restOther is the name a request that maps to no gRPC method is counted
 // under (grpc.method "other").
 const restOther = "other"
@@ -140,7 +149,7 @@ func (t *transport) succeeded(req *http.Request) {
 	}
 	name := restOther
 	if rule, ok := restMethod(req.Method, req.URL.Host, req.URL.EscapedPath()); ok {
-		name = rule.method
+		name = rule.Method
 	}
 	t.r.m.succeeded(name)
 }
@@ -226,11 +235,11 @@ func (c *restCall) mayReplay() bool {
 		return false
 	}
 	c.mapName()
-	if c.mapped && c.rule.body != nil {
+	if c.mapped && c.rule.Body != nil {
 		return true
 	}
 	if c.mapped {
-		return c.t.r.cfg.safe(c.rule.method, nil)
+		return c.t.r.cfg.safe(c.rule.Method, nil)
 	}
 	return c.t.r.cfg.safe(c.name, c.req)
 }
@@ -260,7 +269,7 @@ func (c *restCall) mapName() {
 	}
 	c.named = true
 	c.rule, c.mapped = restMethod(c.req.Method, c.req.URL.Host, c.req.URL.EscapedPath())
-	c.name = c.rule.method
+	c.name = c.rule.Method
 	if !c.mapped {
 		c.name = c.req.Method + " " + c.req.URL.Path
 	}
@@ -476,16 +485,16 @@ func (c *restCall) safe() bool {
 		return c.t.r.cfg.safe(c.name, c.req)
 	}
 	var req any
-	if c.rule.body != nil {
+	if c.rule.Body != nil {
 		b, ok := c.bodyBytes()
 		if !ok {
 			return false
 		}
-		if req = c.rule.body(b, c.req.URL); req == nil {
+		if req = c.rule.Body(b, c.req.URL); req == nil {
 			return false // a body we cannot read: not known to be safe
 		}
 	}
-	return c.t.r.cfg.safe(c.rule.method, req)
+	return c.t.r.cfg.safe(c.rule.Method, req)
 }
 
 // bodyBytes returns the request's body, from the buffer or GetBody.

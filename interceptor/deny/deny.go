@@ -17,13 +17,15 @@ import (
 
 	"github.com/iamretry/iamretry/codes"
 	"github.com/iamretry/iamretry/interceptor"
+	"github.com/iamretry/iamretry/internal/iammethods"
 )
 
 // UpdateMethod is the Method of the Attempts an Updater reports (and the
 // method its Retrier's classifier is given), the grpc.method of its
 // metrics: the read-modify-write of a deny policy as a whole, whose policy
 // name is in Attempt.Resource.
-const UpdateMethod = "iamretry.deny/Update"
+// Its value is "iamretry.deny/Update".
+const UpdateMethod = iammethods.DenyUpdate
 
 // Client is what an Updater reads and writes deny policies through. It is
 // met as it is by iam/apiv2's *PoliciesClient, whether built by

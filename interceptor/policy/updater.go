@@ -12,12 +12,14 @@ import (
 	"cloud.google.com/go/iam/apiv1/iampb"
 
 	"github.com/iamretry/iamretry/interceptor"
+	"github.com/iamretry/iamretry/internal/iammethods"
 )
 
 // UpdateMethod is the Method of the Attempts an Updater reports (and the
 // method its classifier is given): the read-modify-write as a whole, whose
 // resource is in Attempt.Resource.
-const UpdateMethod = "iamretry.policy/Update"
+// Its value is "iamretry.policy/Update".
+const UpdateMethod = iammethods.PolicyUpdate
 
 // Updater changes IAM policies by read-modify-write, retried as Google's IAM
 // guidance says, and coalesces concurrent changes of one resource into one

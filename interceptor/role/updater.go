@@ -16,12 +16,14 @@ import (
 	"google.golang.org/protobuf/types/known/fieldmaskpb"
 
 	"github.com/iamretry/iamretry/interceptor"
+	"github.com/iamretry/iamretry/internal/iammethods"
 )
 
 // UpdateMethod is the Method of the Attempts an Updater reports (and the
 // method its classifier is given), and the grpc.method of its metrics: the
 // read-modify-write as a whole, whose role is in Attempt.Resource.
-const UpdateMethod = "iamretry.role/Update"
+// Its value is "iamretry.role/Update".
+const UpdateMethod = iammethods.RoleUpdate
 
 // noGAXRetry is passed on every call the Updater makes: the Updater owns
 // its retries, and the admin client's own would multiply them.
