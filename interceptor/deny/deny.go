@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"reflect"
 	"strings"
 	"time"
 
@@ -17,6 +16,7 @@ import (
 
 	"github.com/iamretry/iamretry/codes"
 	"github.com/iamretry/iamretry/interceptor"
+	"github.com/iamretry/iamretry/interceptor/internal/updaters"
 	"github.com/iamretry/iamretry/internal/iammethods"
 )
 
@@ -151,13 +151,13 @@ func WithPollInterval(d time.Duration) Option {
 // through, and each call and poll carries gax.WithRetry(nil).
 func NewUpdater(c Client, r *interceptor.Retrier, opts ...Option) (*Updater, error) {
 	cfg := config{clock: interceptor.WallClock(), poll: DefaultPollInterval}
-	if isNil(c) {
+	if updaters.IsNil(c) {
 		cfg.errs = append(cfg.errs, errors.New("NewUpdater needs a Client (iam/apiv2's PoliciesClient, gRPC or REST); got nil"))
 	}
 	switch {
 	case r == nil:
 		cfg.errs = append(cfg.errs, errors.New("NewUpdater needs the *interceptor.Retrier it runs on; got nil (build one with interceptor.New)"))
-	case !built(r):
+	case !updaters.Built(r):
 		cfg.errs = append(cfg.errs, errors.New("NewUpdater: the Retrier was not built by interceptor.New (a zero Retrier has no schedule, clock or budget): build it with interceptor.New"))
 	}
 	for i, o := range opts {
@@ -174,30 +174,6 @@ func NewUpdater(c Client, r *interceptor.Retrier, opts ...Option) (*Updater, err
 		return nil, errors.Join(cfg.errs...)
 	}
 	return &Updater{c: c, r: r, conflicts: cfg.conflicts, create: cfg.create, clock: cfg.clock, poll: cfg.poll}, nil
-}
-
-// built reports whether r was built by interceptor.New: each method of a
-// Retrier that was not panics, naming New.
-func built(r *interceptor.Retrier) (ok bool) {
-	defer func() {
-		if recover() != nil {
-			ok = false
-		}
-	}()
-	r.Backoff()
-	return true
-}
-
-func isNil(c Client) bool {
-	if c == nil {
-		return true
-	}
-	v := reflect.ValueOf(c)
-	switch v.Kind() {
-	case reflect.Pointer, reflect.Interface, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan:
-		return v.IsNil()
-	}
-	return false
 }
 
 // Update applies the changes, in order, to the rules of the deny policy

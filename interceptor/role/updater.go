@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"reflect"
 	"slices"
 	"strings"
 
@@ -16,6 +15,7 @@ import (
 	"google.golang.org/protobuf/types/known/fieldmaskpb"
 
 	"github.com/iamretry/iamretry/interceptor"
+	"github.com/iamretry/iamretry/interceptor/internal/updaters"
 	"github.com/iamretry/iamretry/internal/iammethods"
 )
 
@@ -77,13 +77,13 @@ func WithConflictBackoff(s interceptor.ConflictBackoff) Option {
 // and no Updater.
 func NewUpdater(c Client, r *interceptor.Retrier, opts ...Option) (*Updater, error) {
 	var cfg config
-	if isNil(c) {
+	if updaters.IsNil(c) {
 		cfg.errs = append(cfg.errs, errors.New("NewUpdater needs a Client (an admin.IamClient, iamv1.Roles, ...); got nil"))
 	}
 	switch {
 	case r == nil:
 		cfg.errs = append(cfg.errs, errors.New("NewUpdater needs the *interceptor.Retrier it runs on; got nil (build one with interceptor.New)"))
-	case !built(r):
+	case !updaters.Built(r):
 		cfg.errs = append(cfg.errs, errors.New("NewUpdater: the Retrier was not built by interceptor.New (a zero Retrier has no schedule, clock or budget): build it with interceptor.New"))
 	}
 	for i, o := range opts {
@@ -100,30 +100,6 @@ func NewUpdater(c Client, r *interceptor.Retrier, opts ...Option) (*Updater, err
 		return nil, errors.Join(cfg.errs...)
 	}
 	return &Updater{c: c, r: r, conflicts: cfg.conflicts}, nil
-}
-
-// built reports whether r was built by interceptor.New: each method of a
-// Retrier that was not panics, naming New.
-func built(r *interceptor.Retrier) (ok bool) {
-	defer func() {
-		if recover() != nil {
-			ok = false
-		}
-	}()
-	r.Backoff()
-	return true
-}
-
-func isNil(c Client) bool {
-	if c == nil {
-		return true
-	}
-	v := reflect.ValueOf(c)
-	switch v.Kind() {
-	case reflect.Pointer, reflect.Interface, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan:
-		return v.IsNil()
-	}
-	return false
 }
 
 // Update applies the changes, in order, to the custom role name
