@@ -2,8 +2,6 @@ package policy
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"runtime"
 	"slices"
 	"sync"
@@ -50,8 +48,8 @@ type updaterConfig struct {
 // is refused by NewUpdater with an error naming it.
 func WithConflictBackoff(s interceptor.ConflictBackoff) Option {
 	return func(c *updaterConfig) {
-		if s != interceptor.SpreadConflicts && s != interceptor.DocumentedConflicts {
-			c.errs = append(c.errs, fmt.Errorf("WithConflictBackoff(%v): unknown schedule; use interceptor.SpreadConflicts or interceptor.DocumentedConflicts", s))
+		if err := updaters.ConflictBackoff(s); err != nil {
+			c.errs = append(c.errs, err)
 			return
 		}
 		c.conflicts = s
@@ -83,27 +81,8 @@ func WithConflictBackoff(s interceptor.ConflictBackoff) Option {
 // otherwise.
 func NewUpdater(c Client, r *interceptor.Retrier, opts ...Option) (*Updater, error) {
 	var cfg updaterConfig
-	if updaters.IsNil(c) {
-		cfg.errs = append(cfg.errs, errors.New("NewUpdater needs a Client (an iam/apiv1 IamPolicyClient, a resourcemanager client, FromAdmin, FromConn, ...); got nil"))
-	}
-	switch {
-	case r == nil:
-		cfg.errs = append(cfg.errs, errors.New("NewUpdater needs the *interceptor.Retrier it runs on; got nil (build one with interceptor.New)"))
-	case !updaters.Built(r):
-		cfg.errs = append(cfg.errs, errors.New("NewUpdater: the Retrier was not built by interceptor.New (a zero Retrier has no schedule, clock or budget): build it with interceptor.New"))
-	}
-	for i, o := range opts {
-		if o == nil {
-			cfg.errs = append(cfg.errs, fmt.Errorf("NewUpdater: option %d of %d is nil", i+1, len(opts)))
-			continue
-		}
-		o(&cfg)
-	}
-	if len(cfg.errs) > 0 {
-		for i, e := range cfg.errs {
-			cfg.errs[i] = fmt.Errorf("iamretry/policy: %w", e)
-		}
-		return nil, errors.Join(cfg.errs...)
+	if err := updaters.Check("iamretry/policy", c, "an iam/apiv1 IamPolicyClient, a resourcemanager client, FromAdmin, FromConn, ...", r, &cfg, &cfg.errs, opts); err != nil {
+		return nil, err
 	}
 	return &Updater{c: c, r: r, conflicts: cfg.conflicts, queues: map[string]*queue{}}, nil
 }

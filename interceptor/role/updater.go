@@ -2,8 +2,6 @@ package role
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"slices"
 	"strings"
 
@@ -55,8 +53,8 @@ type config struct {
 // value is refused by NewUpdater with an error naming it.
 func WithConflictBackoff(s interceptor.ConflictBackoff) Option {
 	return func(c *config) {
-		if s != interceptor.SpreadConflicts && s != interceptor.DocumentedConflicts {
-			c.errs = append(c.errs, fmt.Errorf("WithConflictBackoff(%v): unknown schedule; use interceptor.SpreadConflicts or interceptor.DocumentedConflicts", s))
+		if err := updaters.ConflictBackoff(s); err != nil {
+			c.errs = append(c.errs, err)
 			return
 		}
 		c.conflicts = s
@@ -77,27 +75,8 @@ func WithConflictBackoff(s interceptor.ConflictBackoff) Option {
 // and no Updater.
 func NewUpdater(c Client, r *interceptor.Retrier, opts ...Option) (*Updater, error) {
 	var cfg config
-	if updaters.IsNil(c) {
-		cfg.errs = append(cfg.errs, errors.New("NewUpdater needs a Client (an admin.IamClient, iamv1.Roles, ...); got nil"))
-	}
-	switch {
-	case r == nil:
-		cfg.errs = append(cfg.errs, errors.New("NewUpdater needs the *interceptor.Retrier it runs on; got nil (build one with interceptor.New)"))
-	case !updaters.Built(r):
-		cfg.errs = append(cfg.errs, errors.New("NewUpdater: the Retrier was not built by interceptor.New (a zero Retrier has no schedule, clock or budget): build it with interceptor.New"))
-	}
-	for i, o := range opts {
-		if o == nil {
-			cfg.errs = append(cfg.errs, fmt.Errorf("NewUpdater: option %d of %d is nil", i+1, len(opts)))
-			continue
-		}
-		o(&cfg)
-	}
-	if len(cfg.errs) > 0 {
-		for i, e := range cfg.errs {
-			cfg.errs[i] = fmt.Errorf("iamretry/role: %w", e)
-		}
-		return nil, errors.Join(cfg.errs...)
+	if err := updaters.Check("iamretry/role", c, "an admin.IamClient, iamv1.Roles, ...", r, &cfg, &cfg.errs, opts); err != nil {
+		return nil, err
 	}
 	return &Updater{c: c, r: r, conflicts: cfg.conflicts}, nil
 }

@@ -5,6 +5,7 @@ package updaters
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 
 	"github.com/googleapis/gax-go/v2/apierror"
@@ -56,4 +57,43 @@ func Status(cause error, msg string) *status.Status {
 		}
 	}
 	return status.New(codes.CodeOf(cause), msg)
+}
+
+// Check applies opts to cfg and checks what a NewUpdater is given: the
+// client c (clientHint says what to pass) and the Retrier r. It returns nil,
+// or an error naming each refusal (errs is cfg's list, which the options
+// append to), each prefixed with pkg ("iamretry/policy").
+func Check[C any, O ~func(*C)](pkg string, c any, clientHint string, r *interceptor.Retrier, cfg *C, errs *[]error, opts []O) error {
+	if IsNil(c) {
+		*errs = append(*errs, errors.New("NewUpdater needs a Client ("+clientHint+"); got nil"))
+	}
+	switch {
+	case r == nil:
+		*errs = append(*errs, errors.New("NewUpdater needs the *interceptor.Retrier it runs on; got nil (build one with interceptor.New)"))
+	case !Built(r):
+		*errs = append(*errs, errors.New("NewUpdater: the Retrier was not built by interceptor.New (a zero Retrier has no schedule, clock or budget): build it with interceptor.New"))
+	}
+	for i, o := range opts {
+		if o == nil {
+			*errs = append(*errs, fmt.Errorf("NewUpdater: option %d of %d is nil", i+1, len(opts)))
+			continue
+		}
+		o(cfg)
+	}
+	if len(*errs) == 0 {
+		return nil
+	}
+	for i, e := range *errs {
+		(*errs)[i] = fmt.Errorf("%s: %w", pkg, e)
+	}
+	return errors.Join(*errs...)
+}
+
+// ConflictBackoff checks the schedule given to WithConflictBackoff: nil for
+// a known one, else an error naming it.
+func ConflictBackoff(s interceptor.ConflictBackoff) error {
+	if s != interceptor.SpreadConflicts && s != interceptor.DocumentedConflicts {
+		return fmt.Errorf("WithConflictBackoff(%v): unknown schedule; use interceptor.SpreadConflicts or interceptor.DocumentedConflicts", s)
+	}
+	return nil
 }
