@@ -86,13 +86,7 @@ type config struct {
 // reruns on the Retrier's Backoff). An unknown value is refused by
 // NewUpdater with an error naming it.
 func WithConflictBackoff(s interceptor.ConflictBackoff) Option {
-	return func(c *config) {
-		if err := updaters.ConflictBackoff(s); err != nil {
-			c.errs = append(c.errs, err)
-			return
-		}
-		c.conflicts = s
-	}
+	return func(c *config) { updaters.SetConflicts(s, &c.conflicts, &c.errs) }
 }
 
 // CreateIfAbsent makes Update create a policy that does not exist

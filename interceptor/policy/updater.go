@@ -47,13 +47,7 @@ type updaterConfig struct {
 // reruns on the Retrier's Backoff, as a transient failure). An unknown value
 // is refused by NewUpdater with an error naming it.
 func WithConflictBackoff(s interceptor.ConflictBackoff) Option {
-	return func(c *updaterConfig) {
-		if err := updaters.ConflictBackoff(s); err != nil {
-			c.errs = append(c.errs, err)
-			return
-		}
-		c.conflicts = s
-	}
+	return func(c *updaterConfig) { updaters.SetConflicts(s, &c.conflicts, &c.errs) }
 }
 
 // NewUpdater returns an Updater that reads and writes policies through c and

@@ -52,13 +52,7 @@ type config struct {
 // reruns on the Retrier's Backoff, as after a transient failure). An unknown
 // value is refused by NewUpdater with an error naming it.
 func WithConflictBackoff(s interceptor.ConflictBackoff) Option {
-	return func(c *config) {
-		if err := updaters.ConflictBackoff(s); err != nil {
-			c.errs = append(c.errs, err)
-			return
-		}
-		c.conflicts = s
-	}
+	return func(c *config) { updaters.SetConflicts(s, &c.conflicts, &c.errs) }
 }
 
 // NewUpdater returns an Updater that reads and writes custom roles through

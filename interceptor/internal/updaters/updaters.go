@@ -89,11 +89,12 @@ func Check[C any, O ~func(*C)](pkg string, c any, clientHint string, r *intercep
 	return errors.Join(*errs...)
 }
 
-// ConflictBackoff checks the schedule given to WithConflictBackoff: nil for
-// a known one, else an error naming it.
-func ConflictBackoff(s interceptor.ConflictBackoff) error {
+// SetConflicts is WithConflictBackoff(s): it sets *dst to s, or appends
+// to errs an error naming s when s is not a known schedule.
+func SetConflicts(s interceptor.ConflictBackoff, dst *interceptor.ConflictBackoff, errs *[]error) {
 	if s != interceptor.SpreadConflicts && s != interceptor.DocumentedConflicts {
-		return fmt.Errorf("WithConflictBackoff(%v): unknown schedule; use interceptor.SpreadConflicts or interceptor.DocumentedConflicts", s)
+		*errs = append(*errs, fmt.Errorf("WithConflictBackoff(%v): unknown schedule; use interceptor.SpreadConflicts or interceptor.DocumentedConflicts", s))
+		return
 	}
-	return nil
+	*dst = s
 }
