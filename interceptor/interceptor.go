@@ -160,7 +160,7 @@ func (g *grpcCall) retry(ctx context.Context, err error) error {
 	j := &job{
 		method:        g.method,
 		req:           g.req,
-		safe:          g.safe,
+		face:          g,
 		disabled:      set.disabled,
 		retryNotFound: set.notFound,
 		deadline:      c.deadline,
@@ -177,16 +177,18 @@ func (g *grpcCall) retry(ctx context.Context, err error) error {
 	if g.perAttempt > 0 {
 		j.cut = g.wasCut
 	}
-	if g.trailer != nil {
-		j.serverWait = g.pushback
-	}
 	return g.r.run(ctx, j, err)
 }
 
 func (g *grpcCall) wasCut() bool { return g.cut }
 
-// pushback reads the last attempt's A6 trailer (WithPushback).
-func (g *grpcCall) pushback() (time.Duration, pushbackState) { return trailerPushback(*g.trailer) }
+// serverWait reads the last attempt's A6 trailer (WithPushback).
+func (g *grpcCall) serverWait() (time.Duration, pushbackState) {
+	if g.trailer == nil {
+		return 0, pushbackNone
+	}
+	return trailerPushback(*g.trailer)
+}
 
 // safe asks the safe-to-retry function whether the call may be sent again.
 func (g *grpcCall) safe() bool { return g.r.cfg.safe(g.method, g.req) }

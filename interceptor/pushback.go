@@ -69,7 +69,7 @@ func trailerPushback(md metadata.MD) (time.Duration, pushbackState) {
 
 // quotaRejection reports whether err is a definite rejection for quota
 // (RESOURCE_EXHAUSTED, HTTP 429) that carries the server's delay: a
-// RetryInfo, or over REST a Retry-After (j.serverWait). The server did not act,
+// RetryInfo, or over REST a Retry-After (j.face). The server did not act,
 // so, as an opted-in NOT_FOUND, it may be retried even when the request is
 // unsafe to send again.
 func quotaRejection(j *job, err error) bool {
@@ -85,8 +85,8 @@ func quotaRejection(j *job, err error) bool {
 	if _, ok := googleerr.ErrRetryAfter(err, time.Time{}); ok {
 		return true
 	}
-	if j.serverWait != nil {
-		_, state := j.serverWait()
+	if j.face != nil {
+		_, state := j.face.serverWait()
 		return state == pushbackFloor
 	}
 	return false

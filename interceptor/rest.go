@@ -306,8 +306,7 @@ func (c *restCall) retry() (*http.Response, error) {
 		deadline:    cfg.deadline,
 		maxAttempts: cfg.maxAttempts,
 		perAttempt:  c.t.perAttempt,
-		safe:        c.safe,
-		serverWait:  c.retryAfter,
+		face:        c,
 		again:       c.again,
 		once:        c.once,
 	}
@@ -516,11 +515,11 @@ func (c *restCall) bodyBytes() ([]byte, bool) {
 	return b, err == nil
 }
 
-// retryAfter is the server's word on the wait that only the response
+// serverWait is the server's word on the wait that only the response
 // carries: Retry-After, a floor under the wait (a RetryInfo in the JSON
 // error's details is read by the engine from the error itself, as for
 // every face).
-func (c *restCall) retryAfter() (time.Duration, pushbackState) {
+func (c *restCall) serverWait() (time.Duration, pushbackState) {
 	if c.last == nil {
 		return 0, pushbackNone
 	}

@@ -120,17 +120,11 @@ type job struct {
 	// cut reports whether the last attempt was cut off by the Retrier's own
 	// per-attempt timeout while the caller's context lived; nil: never.
 	cut func() bool
-	// safe, when set, says whether the request may be sent again after an
-	// ambiguous failure (the gRPC face asks the safe-to-retry function; the
-	// REST face maps the request to its gRPC method, or goes by HTTP
-	// semantics, only once a failure asks); nil: the face vouches for it
-	// (Do, WaitVisible, Transact).
-	safe func() bool
-	// serverWait, when set, returns the server's word on the wait after the
-	// last attempt that only the face can read (RetryInfo in the error is
-	// read by the engine for every face): gRPC's A6 trailer (WithPushback)
-	// sets the wait or forbids the retry; REST's Retry-After is a floor.
-	serverWait func() (time.Duration, pushbackState)
+	// face is the gRPC call or REST request the job retries; nil for the
+	// faces that own what they run (Do, WaitVisible, Transact): they vouch
+	// that it may be sent again, and the server's word on the wait is in
+	// their errors.
+	face face
 	// again runs attempt n (n >= 2) under the timeout d (0: none) and
 	// returns its error.
 	again func(ctx context.Context, n int, d time.Duration) error
@@ -147,6 +141,20 @@ type job struct {
 	// (it then spends no budget): the visibility wait counts only its
 	// failed reads, and spaces its good ones by the first step.
 	step func() (n int, confirm bool)
+}
+
+// face is what the engine asks of a gRPC call or a REST request after an
+// attempt failed (a pointer: no allocation to hand it over).
+type face interface {
+	// safe says whether the request may be sent again after an ambiguous
+	// failure: the gRPC face asks the safe-to-retry function; the REST face
+	// maps the request to its gRPC method, or goes by HTTP semantics.
+	safe() bool
+	// serverWait returns the server's word on the wait after the last
+	// attempt that only the face can read (RetryInfo in the error is read
+	// by the engine for every face): gRPC's A6 trailer (WithPushback) sets
+	// the wait or forbids the retry; REST's Retry-After is a floor.
+	serverWait() (time.Duration, pushbackState)
 }
 
 // run is the retry engine: it retries j after its first attempt failed with
@@ -256,7 +264,7 @@ func (r *Retrier) decide(ctx context.Context, j *job, err error) (codes.Class, R
 		if quotaRejection(j, err) {
 			break
 		}
-		if j.safe != nil && !j.safe() {
+		if j.face != nil && !j.face.safe() {
 			return class, Unsafe
 		}
 	case codes.Propagation:
@@ -329,8 +337,8 @@ func (r *Retrier) schedule(ctx context.Context, j *job, start, now time.Time, n 
 	// RetryInfo is a floor under whichever wait applies.
 	var word time.Duration
 	state := pushbackNone
-	if j.serverWait != nil {
-		word, state = j.serverWait()
+	if j.face != nil {
+		word, state = j.face.serverWait()
 	}
 	switch state {
 	case pushbackWait:

@@ -77,7 +77,7 @@ type stackTable struct {
 // stackable reports whether j's face is watched (gRPC calls and REST
 // requests: the faces that ask the safe-to-retry question; Do, WaitVisible
 // and the Updater own what they run).
-func stackable(j *job) bool { return j.safe != nil }
+func stackable(j *job) bool { return j.face != nil }
 
 // identity returns ctx when it can stand for one call: comparable, and not
 // one of the shared roots.
