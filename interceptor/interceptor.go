@@ -159,7 +159,6 @@ func (g *grpcCall) retry(ctx context.Context, err error) error {
 	set := readCallOptions(g.opts)
 	j := &job{
 		method:        g.method,
-		req:           g.req,
 		face:          g,
 		disabled:      set.disabled,
 		retryNotFound: set.notFound,
@@ -181,6 +180,9 @@ func (g *grpcCall) retry(ctx context.Context, err error) error {
 }
 
 func (g *grpcCall) wasCut() bool { return g.cut }
+
+// message is the call's request message.
+func (g *grpcCall) message() any { return g.req }
 
 // serverWait reads the last attempt's A6 trailer (WithPushback).
 func (g *grpcCall) serverWait() (time.Duration, pushbackState) {

@@ -515,6 +515,10 @@ func (c *restCall) bodyBytes() ([]byte, bool) {
 	return b, err == nil
 }
 
+// message is nil: the stacked-layers detector tells REST requests apart
+// by their context only.
+func (c *restCall) message() any { return nil }
+
 // serverWait is the server's word on the wait that only the response
 // carries: Retry-After, a floor under the wait (a RetryInfo in the JSON
 // error's details is read by the engine from the error itself, as for

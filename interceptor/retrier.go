@@ -92,12 +92,9 @@ func (r *Retrier) mustBeBuilt(method string) {
 // read-modify-write (transact.go). It is the one small
 // per-call value the loop reads; the face fills it.
 type job struct {
-	method   string // Attempt.Method
-	resource string // Attempt.Resource
-	// req is the gRPC call's request message, for the stacked-layers
-	// detector (stacked.go); nil elsewhere.
-	req           any
-	disabled      bool // Disable() was passed
+	method        string // Attempt.Method
+	resource      string // Attempt.Resource
+	disabled      bool   // Disable() was passed
 	retryNotFound bool
 	// rmw is what the engine knows of a read-modify-write (Transact,
 	// transact.go): its reruns after a conflict. Zero on the other faces.
@@ -155,6 +152,9 @@ type face interface {
 	// by the engine for every face): gRPC's A6 trailer (WithPushback) sets
 	// the wait or forbids the retry; REST's Retry-After is a floor.
 	serverWait() (time.Duration, pushbackState)
+	// message is the gRPC call's request message, for the stacked-layers
+	// detector (stacked.go); nil for a REST request.
+	message() any
 }
 
 // run is the retry engine: it retries j after its first attempt failed with
