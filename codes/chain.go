@@ -9,9 +9,9 @@ import (
 	"google.golang.org/api/googleapi"
 	grpccodes "google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-)
 
-type grpcStatuser interface{ GRPCStatus() *status.Status }
+	"github.com/iamretry/iamretry/internal/googleerr"
+)
 
 // speaker returns the first error of err's chain, in the order errors.As
 // walks it (depth first), that says what went wrong in terms this package
@@ -23,7 +23,7 @@ type grpcStatuser interface{ GRPCStatus() *status.Status }
 func speaker(err error) error {
 	for err != nil {
 		switch x := err.(type) {
-		case *googleapi.Error, *apierror.APIError, grpcStatuser:
+		case *googleapi.Error, *apierror.APIError, googleerr.GRPCStatuser:
 			return err
 		case interface{ Unwrap() error }:
 			err = x.Unwrap()
@@ -54,7 +54,7 @@ func CodeOf(err error) grpccodes.Code {
 	if err == nil {
 		return grpccodes.OK
 	}
-	if se, ok := err.(grpcStatuser); ok {
+	if se, ok := err.(googleerr.GRPCStatuser); ok {
 		if _, isAPI := err.(*apierror.APIError); !isAPI {
 			return se.GRPCStatus().Code() // fast path: a status error as gRPC returns it
 		}
@@ -70,7 +70,7 @@ func CodeOf(err error) grpccodes.Code {
 		return grpccodes.Unknown
 	}
 	if ge := restNode(s); ge != nil {
-		if st, _ := parseErrorBody(ge.Body); st != grpccodes.OK {
+		if st, _ := googleerr.ParseBody(ge.Body); st != grpccodes.OK {
 			return st
 		}
 		return codeOfHTTP(ge.Code)

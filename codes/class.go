@@ -6,9 +6,10 @@ import (
 	"strconv"
 
 	"github.com/googleapis/gax-go/v2/apierror"
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	grpccodes "google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/iamretry/iamretry/internal/googleerr"
 )
 
 // Class is what a retrying client should do about a failure.
@@ -104,7 +105,7 @@ func OfError(err error) Class {
 	// Fast path: a status error as gRPC returns it, no wrapping, no
 	// allocation. gax's APIError also has a GRPCStatus method, whose code it
 	// guesses from the HTTP status for a REST error: it goes the REST way.
-	if se, ok := err.(grpcStatuser); ok {
+	if se, ok := err.(googleerr.GRPCStatuser); ok {
 		if _, isAPI := err.(*apierror.APIError); !isAPI {
 			return ofStatus(se.GRPCStatus())
 		}
@@ -116,7 +117,7 @@ func OfError(err error) Class {
 	if c, ok := ofREST(s); ok {
 		return c
 	}
-	return ofStatus(s.(grpcStatuser).GRPCStatus())
+	return ofStatus(s.(googleerr.GRPCStatuser).GRPCStatus())
 }
 
 // ofStatus classifies a gRPC status: by its code, with the two exceptions
@@ -125,7 +126,7 @@ func ofStatus(st *status.Status) Class {
 	code := st.Code()
 	switch code {
 	case grpccodes.ResourceExhausted:
-		if statusHasRetryInfo(st) {
+		if googleerr.StatusHasRetryInfo(st) {
 			return Transient
 		}
 		return Permanent
@@ -135,14 +136,4 @@ func ofStatus(st *status.Status) Class {
 		}
 	}
 	return Of(code)
-}
-
-// statusHasRetryInfo reports whether st carries a google.rpc.RetryInfo.
-func statusHasRetryInfo(st *status.Status) bool {
-	for _, d := range st.Details() {
-		if _, ok := d.(*errdetails.RetryInfo); ok {
-			return true
-		}
-	}
-	return false
 }

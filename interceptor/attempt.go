@@ -113,6 +113,37 @@ var reasonTokens = [...]string{
 	BodyNotReplayable: "body_not_replayable",
 }
 
+// givingUp is the one table of the reasons that give up: a call that ends
+// with one of them ended with a retryable failure that was not retried
+// (the gave_up instrument, the iamretry.gave_up span event, a Warn log;
+// Unsafe is logged at Info). ContextDone gives up only when the context
+// ended during a wait or during an attempt that failed transiently
+// (givesUp).
+var givingUp = [...]bool{
+	Unsafe:            true,
+	MaxAttempts:       true,
+	DeadlineReached:   true,
+	ContextDeadline:   true,
+	BudgetExhausted:   true,
+	ServerPushback:    true,
+	ContextDone:       true,
+	BodyNotReplayable: true,
+}
+
+// mayGiveUp reports whether r is in givingUp.
+func (r Reason) mayGiveUp() bool { return int(r) < len(givingUp) && givingUp[r] }
+
+// givesUp reports whether a ends a call with a retryable failure that was
+// not retried: a reason of givingUp; ContextDone only when the context
+// ended during a wait (the error is an interruptedError) or during an
+// attempt that failed transiently.
+func givesUp(a *Attempt) bool {
+	if a.Reason == ContextDone {
+		return isInterrupted(a.Err) || a.Class == codes.Transient
+	}
+	return a.Reason.mayGiveUp()
+}
+
 func (r Reason) token() string {
 	if int(r) < len(reasonTokens) {
 		return reasonTokens[r]

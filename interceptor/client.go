@@ -283,28 +283,20 @@ func wireGAX(fn string, v reflect.Value, timeouts bool) (map[string]time.Duratio
 // of callOptions (a pointer to a struct of []gax.CallOption), recording
 // each method's timeout before in timeouts when it is not nil.
 func offGAX(callOptions any, timeouts map[string]time.Duration) error {
-	v := reflect.ValueOf(callOptions)
-	if !v.IsValid() || v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
-		return fmt.Errorf("%T is not a pointer to a struct of []gax.CallOption fields", callOptions)
-	}
-	s := v.Elem()
-	n := 0
-	for i := range s.NumField() {
-		f := s.Field(i)
-		if f.Type() != gaxOptionsType || !f.CanSet() {
-			continue
-		}
-		opts := f.Interface().([]gax.CallOption)
-		if timeouts != nil {
+	var seen func(string, []gax.CallOption)
+	if timeouts != nil {
+		seen = func(name string, opts []gax.CallOption) {
 			if d := gaxTimeout(opts); d > 0 {
-				timeouts[s.Type().Field(i).Name] = d
+				timeouts[name] = d
 			}
 		}
-		f.Set(reflect.ValueOf(append(slices.Clip(opts), gax.WithRetry(nil), gax.WithTimeout(0))))
-		n++
 	}
-	if n == 0 {
-		return fmt.Errorf("%s has no []gax.CallOption field", s.Type())
+	typ, n, ok := appendGAX(callOptions, seen, gax.WithRetry(nil), gax.WithTimeout(0))
+	switch {
+	case !ok:
+		return fmt.Errorf("%T is not a pointer to a struct of []gax.CallOption fields", callOptions)
+	case n == 0:
+		return fmt.Errorf("%s has no []gax.CallOption field", typ)
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package interceptor
 import (
 	"context"
 	"errors"
+	"time"
 )
 
 // Do runs f, and runs it again after each failure the way the Retrier
@@ -41,6 +42,6 @@ func (r *Retrier) do(ctx context.Context, j *job, f func(context.Context) error)
 		}
 		return nil
 	}
-	j.again = func(ctx context.Context, _ int) error { return f(ctx) }
+	j.again = func(ctx context.Context, _ int, _ time.Duration) error { return f(ctx) }
 	return r.run(ctx, j, err)
 }

@@ -16,17 +16,6 @@ const (
 	gaveUpEvent = "iamretry.gave_up"
 )
 
-// callersKey marks the context of a transaction run for several callers
-// (ReadModifyWrite.Callers; a coalesced policy Updater batch): its value (a
-// func() []context.Context) returns the contexts of the callers still
-// waiting, whose spans each get the events.
-type callersKey struct{}
-
-// withCallers returns ctx carrying callers.
-func withCallers(ctx context.Context, callers func() []context.Context) context.Context {
-	return context.WithValue(ctx, callersKey{}, callers)
-}
-
 // spanEvent adds a's event, if it has one, to the recording spans of the
 // call: the span of ctx, or of each caller still waiting on a batch.
 func spanEvent(ctx context.Context, a *Attempt) {
@@ -38,7 +27,7 @@ func spanEvent(ctx context.Context, a *Attempt) {
 	default:
 		return
 	}
-	if callers, ok := ctx.Value(callersKey{}).(func() []context.Context); ok {
+	if callers, ok := callersOf(ctx); ok {
 		for _, c := range callers() {
 			addEvent(trace.SpanFromContext(c), name, a)
 		}

@@ -125,8 +125,6 @@ type grpcCall struct {
 	// perAttempt is the call's per-attempt timeout (the Retrier's, or
 	// CallPerAttemptTimeout's); 0: none.
 	perAttempt time.Duration
-	// retryEnd is when the retry deadline ends, for per-attempt timeouts.
-	retryEnd time.Time
 	// cut tells whether the last attempt ran out of the per-attempt timeout
 	// while the caller's context lived.
 	cut bool
@@ -161,13 +159,12 @@ func (g *grpcCall) retry(ctx context.Context, err error) error {
 	set := readCallOptions(g.opts)
 	j := &job{
 		method:        g.method,
-		req:           g.req,
-		checkSafe:     true,
+		face:          g,
 		disabled:      set.disabled,
 		retryNotFound: set.notFound,
 		deadline:      c.deadline,
 		maxAttempts:   c.maxAttempts,
-		trailer:       g.trailer,
+		perAttempt:    g.perAttempt,
 		again:         g.again,
 	}
 	if set.hasDeadline {
@@ -175,11 +172,6 @@ func (g *grpcCall) retry(ctx context.Context, err error) error {
 	}
 	if set.hasMaxAttempts {
 		j.maxAttempts, j.pinMaxAttempts = set.maxAttempts, true
-	}
-	applyKnobs(ctx, j) // the context forms, before the deadline is used here
-	if j.deadline > 0 && g.perAttempt > 0 {
-		j.start = c.clock.Now()
-		g.retryEnd = j.start.Add(j.deadline)
 	}
 	if g.perAttempt > 0 {
 		j.cut = g.wasCut
@@ -189,26 +181,35 @@ func (g *grpcCall) retry(ctx context.Context, err error) error {
 
 func (g *grpcCall) wasCut() bool { return g.cut }
 
-// again runs attempt n (n >= 2).
-func (g *grpcCall) again(ctx context.Context, n int) error {
+// message is the call's request message.
+func (g *grpcCall) message() any { return g.req }
+
+// serverWait reads the last attempt's A6 trailer (WithPushback).
+func (g *grpcCall) serverWait() (time.Duration, pushbackState) {
+	if g.trailer == nil {
+		return 0, pushbackNone
+	}
+	return trailerPushback(*g.trailer)
+}
+
+// safe asks the safe-to-retry function whether the call may be sent again.
+func (g *grpcCall) safe() bool { return g.r.cfg.safe(g.method, g.req) }
+
+// again runs attempt n (n >= 2) under the timeout d the engine gives it.
+func (g *grpcCall) again(ctx context.Context, n int, d time.Duration) error {
 	if g.trailer != nil {
 		*g.trailer = nil
 	}
-	ctx = withAttempt(ctx, n)
-	d := g.perAttempt
-	if d > 0 && !g.retryEnd.IsZero() {
-		d = min(d, g.retryEnd.Sub(g.r.cfg.clock.Now()))
-	}
-	return g.attempt(ctx, d)
+	return g.attempt(withAttempt(ctx, n), d)
 }
 
 // attempt invokes the call once, under a timeout of d when d > 0.
 func (g *grpcCall) attempt(ctx context.Context, d time.Duration) error {
 	g.cut = false
-	if d <= 0 && g.perAttempt == 0 {
+	if d <= 0 {
 		return g.invoker(ctx, g.method, g.req, g.reply, g.cc, g.opts...)
 	}
-	actx, cancel, own := attemptDeadline(ctx, max(d, 0))
+	actx, cancel, own := attemptDeadline(ctx, d)
 	defer cancel()
 	err := g.invoker(actx, g.method, g.req, g.reply, g.cc, g.opts...)
 	g.cut = own.ranOut(ctx, err)

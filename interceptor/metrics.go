@@ -16,6 +16,7 @@ import (
 	grpccodes "google.golang.org/grpc/codes"
 
 	"github.com/iamretry/iamretry/codes"
+	"github.com/iamretry/iamretry/internal/iammethods"
 )
 
 // MeterName is the name of the OpenTelemetry meter the instruments are
@@ -28,31 +29,8 @@ const (
 	metricRetries    = "iamretry.client.call.retries"
 	metricRetryDelay = "iamretry.client.call.retry_delay"
 	metricGaveUp     = "iamretry.client.call.gave_up"
-	metricWrites     = "iamretry.policy.update.writes"
-	metricConflicts  = "iamretry.policy.update.conflicts"
 	metricStacked    = "iamretry.client.call.stacked"
 )
-
-// updateMethod is policy.UpdateMethod (policy imports this package, not the
-// reverse; the policy tests check that the two agree through the
-// instruments' grpc.method).
-const updateMethod = "iamretry.policy/Update"
-
-// roleUpdateMethod is role.UpdateMethod (the custom-role Updater; the role
-// tests check that the two agree through the instruments' grpc.method).
-const roleUpdateMethod = "iamretry.role/Update"
-
-// transactMethods are the Methods of this library's read-modify-writes
-// (Transact): grpc.method values of their own.
-// denyUpdateMethod is deny.UpdateMethod (the deny-policy Updater; its tests
-// check that the two agree).
-const denyUpdateMethod = "iamretry.deny/Update"
-
-var transactMethods = map[string]bool{
-	updateMethod:     true,
-	roleUpdateMethod: true,
-	denyUpdateMethod: true,
-}
 
 // otherMethod is grpc.method for a method that is not one of the generated
 // IAM methods (gRFC A66), so that the attribute's cardinality stays bounded.
@@ -105,13 +83,12 @@ func WithMeterProvider(mp metric.MeterProvider) Option {
 
 // metrics are a Retrier's instruments and per-method call counts.
 type metrics struct {
-	retries   metric.Int64Histogram
-	delay     metric.Float64Histogram
-	gaveUp    metric.Int64Counter
-	writes    metric.Int64Counter
-	conflicts metric.Int64Counter
-	stacked   metric.Int64Counter // stacked.go
-	calls     metric.Int64ObservableCounter
+	retries metric.Int64Histogram
+	delay   metric.Float64Histogram
+	gaveUp  metric.Int64Counter
+	rmw     rmwMetrics          // transact.go
+	stacked metric.Int64Counter // stacked.go
+	calls   metric.Int64ObservableCounter
 
 	// cache maps a method string to its stats without hashing its bytes:
 	// the slot comes from the string's address (generated clients pass one
@@ -205,14 +182,7 @@ func makeMetrics(mp metric.MeterProvider) (*metrics, error) {
 		metric.WithUnit("{call}"),
 		metric.WithDescription("Calls that ended with a retryable error that was not retried, by iamretry.reason."))
 	errs = append(errs, err)
-	m.writes, err = meter.Int64Counter(metricWrites,
-		metric.WithUnit("{write}"),
-		metric.WithDescription("Writes made by read-modify-writes (SetIamPolicy calls of policy Updaters)."))
-	errs = append(errs, err)
-	m.conflicts, err = meter.Int64Counter(metricConflicts,
-		metric.WithUnit("{conflict}"),
-		metric.WithDescription("Read-modify-writes rerun after a concurrent change."))
-	errs = append(errs, err)
+	errs = append(errs, m.rmw.make(meter)...)
 	m.stacked, err = meter.Int64Counter(metricStacked,
 		metric.WithUnit("{call}"),
 		metric.WithDescription("Calls a layer above retried after this library had retried them and given up (gax retries left on, a retry loop of the caller's own)."))
@@ -295,10 +265,11 @@ func (m *metrics) lookup(method string) *methodStats {
 }
 
 // methodAttr is grpc.method's value for method (see WithMeterProvider),
-// before MaxMixinMethods is applied: a method of the table, updateMethod, an
-// IAM mixin method of another service (isMixinValue), or otherMethod.
+// before MaxMixinMethods is applied: a method of the table, one of this
+// library's read-modify-writes (iammethods.Transact), an IAM mixin method
+// of another service (isMixinValue), or otherMethod.
 func methodAttr(method string) string {
-	if transactMethods[method] {
+	if iammethods.Transact[method] {
 		return method
 	}
 	if len(method) > maxMethodName {
@@ -308,7 +279,7 @@ func methodAttr(method string) string {
 	if !strings.HasPrefix(full, "/") {
 		full = "/" + method
 	}
-	if _, ok := safeMethods[full]; ok || isIAMMixin(full) {
+	if _, ok := safeMethods[full]; ok || iammethods.IsMixin(full) {
 		return full[1:]
 	}
 	return otherMethod
@@ -317,27 +288,11 @@ func methodAttr(method string) string {
 // isMixinValue reports whether a value of methodAttr is an IAM mixin method
 // of a service outside the table: the values MaxMixinMethods bounds.
 func isMixinValue(name string) bool {
-	if name == otherMethod || transactMethods[name] {
+	if name == otherMethod || iammethods.Transact[name] {
 		return false
 	}
 	_, inTable := safeMethods["/"+name]
 	return !inTable
-}
-
-// isIAMMixin reports whether method is one of the IAM methods every Google
-// API generates on its own services ("/google.pubsub.v1.Publisher/GetIamPolicy",
-// resourcemanager's Projects, Folders, Organizations): a generated method, one
-// per service, so its name keeps cardinality bounded.
-func isIAMMixin(method string) bool {
-	service, verb, ok := strings.Cut(method[1:], "/")
-	if !ok || !strings.Contains(service, ".") || strings.ContainsAny(service, " /") {
-		return false
-	}
-	switch verb {
-	case "GetIamPolicy", "SetIamPolicy", "TestIamPermissions":
-		return true
-	}
-	return false
 }
 
 // codeIndex is code's index in the per-code arrays.
@@ -411,15 +366,10 @@ func (m *metrics) ended(ctx context.Context, method string, err error, retries i
 		m.retries.Record(ctx, int64(retries), o.record...)
 		m.delay.Record(ctx, waited.Seconds(), o.record...)
 	}
-	switch reason {
-	case Unsafe, MaxAttempts, DeadlineReached, ContextDeadline, BudgetExhausted, ServerPushback, ContextDone, BodyNotReplayable:
+	if reason.mayGiveUp() {
+		// A ContextDone that gave up nothing came as NotRetryable (end).
 		m.gaveUp.Add(ctx, 1, s.gaveUpOpts(code, reason)...)
 	}
-}
-
-// write counts one write of a read-modify-write (Transact) named method.
-func (m *metrics) write(ctx context.Context, method string) {
-	m.writes.Add(ctx, 1, m.statsFor(method).plain...)
 }
 
 // observeCalls reports the call counts.

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"go.opentelemetry.io/otel/metric/noop"
+
+	"github.com/iamretry/iamretry/internal/iammethods"
 )
 
 // Issue 20, item 2: every per-method map stays bounded. The metrics' map
@@ -26,7 +28,7 @@ func TestMetricsPerMethodMapsStayBounded(t *testing.T) {
 	for method := range safeMethods {
 		m.succeeded(method)
 	}
-	m.write(context.Background(), updateMethod)
+	m.write(context.Background(), iammethods.PolicyUpdate)
 	bound := len(safeMethods) + MaxMixinMethods + 2
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -41,19 +41,19 @@ func WithLogger(l logging.Logger) Option {
 
 func logAttempt(ctx context.Context, l logging.Logger, a *Attempt) {
 	level, msg := logging.LevelDebug, "iamretry: not retried"
-	switch a.Reason {
-	case Retry:
+	switch {
+	case a.Reason == Retry:
 		level, msg = logging.LevelInfo, "iamretry: retrying"
-	case MaxAttempts, DeadlineReached, ContextDeadline, BudgetExhausted, ServerPushback, BodyNotReplayable:
-		level, msg = logging.LevelWarn, "iamretry: giving up"
-	case ContextDone:
+	case a.Reason == Succeeded:
+		level, msg = logging.LevelInfo, "iamretry: succeeded after retries"
+	case a.Reason == Unsafe:
+		level = logging.LevelInfo // a give-up by the method's nature: "not retried"
+	case a.Reason == ContextDone:
 		if isInterrupted(a.Err) { // ended during a wait: a retry was cut short
 			level, msg = logging.LevelWarn, "iamretry: giving up"
 		}
-	case Unsafe:
-		level = logging.LevelInfo
-	case Succeeded:
-		level, msg = logging.LevelInfo, "iamretry: succeeded after retries"
+	case a.Reason.mayGiveUp():
+		level, msg = logging.LevelWarn, "iamretry: giving up"
 	}
 	l.Log(ctx, level, msg,
 		"grpc.method", a.Method,

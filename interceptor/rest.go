@@ -3,13 +3,15 @@ package interceptor
 import (
 	"bytes"
 	"context"
-	"errors"
 	"io"
 	"net/http"
 	"strconv"
 	"time"
 
 	"google.golang.org/api/googleapi"
+
+	"github.com/iamretry/iamretry/internal/googleerr"
+	"github.com/iamretry/iamretry/internal/iammethods"
 )
 
 // RoundTripper returns the Retrier as an http.RoundTripper around base
@@ -66,6 +68,14 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return c.failed(resp, err)
 }
 
+// restRule is a rule of the REST method table (internal/iammethods): the
+// gRPC method a request transcodes to.
+type restRule = iammethods.Rule
+
+// restMethod returns the rule of the gRPC method an HTTP request transcodes
+// to (iammethods.REST); ok is false when there is none.
+func restMethod(verb, host, path string) (restRule, bool) { return iammethods.REST(verb, host, path) }
+
 // restOther is the name a request that maps to no gRPC method is counted
 // under (grpc.method "other").
 const restOther = "other"
@@ -78,7 +88,7 @@ func (t *transport) succeeded(req *http.Request) {
 	}
 	name := restOther
 	if rule, ok := restMethod(req.Method, req.URL.Host, req.URL.EscapedPath()); ok {
-		name = rule.method
+		name = rule.Method
 	}
 	t.r.m.succeeded(name)
 }
@@ -107,8 +117,6 @@ type restCall struct {
 	last    *http.Response // the last attempt's response, its body restored
 	lastErr error          // the last attempt's error: a *googleapi.Error for a response
 	cut     bool           // the last attempt ran out of its per-attempt timeout
-	// retryEnd is when the retry deadline ends, for per-attempt timeouts.
-	retryEnd time.Time
 }
 
 // maxErrorBody bounds how much of an error response is read to classify it;
@@ -166,11 +174,11 @@ func (c *restCall) mayReplay() bool {
 		return false
 	}
 	c.mapName()
-	if c.mapped && c.rule.body != nil {
+	if c.mapped && c.rule.Body != nil {
 		return true
 	}
 	if c.mapped {
-		return c.t.r.cfg.safe(c.rule.method, nil)
+		return c.t.r.cfg.safe(c.rule.Method, nil)
 	}
 	return c.t.r.cfg.safe(c.name, c.req)
 }
@@ -200,7 +208,7 @@ func (c *restCall) mapName() {
 	}
 	c.named = true
 	c.rule, c.mapped = restMethod(c.req.Method, c.req.URL.Host, c.req.URL.EscapedPath())
-	c.name = c.rule.method
+	c.name = c.rule.Method
 	if !c.mapped {
 		c.name = c.req.Method + " " + c.req.URL.Path
 	}
@@ -236,16 +244,10 @@ func (c *restCall) retry() (*http.Response, error) {
 		method:      name,
 		deadline:    cfg.deadline,
 		maxAttempts: cfg.maxAttempts,
-		checkSafe:   true,
-		safe:        c.safe,
-		floor:       c.floor,
+		perAttempt:  c.t.perAttempt,
+		face:        c,
 		again:       c.again,
 		once:        c.once,
-	}
-	applyKnobs(ctx, j) // DisableContext, RetryNotFoundContext, DeadlineContext, MaxAttemptsContext
-	if j.deadline > 0 && c.t.perAttempt > 0 {
-		j.start = cfg.clock.Now()
-		c.retryEnd = j.start.Add(j.deadline)
 	}
 	if c.t.perAttempt > 0 {
 		j.cut = func() bool { return c.cut }
@@ -284,15 +286,12 @@ func (c *restCall) transportErr() error {
 	return c.lastErr
 }
 
-// again runs attempt n (n >= 2), releasing the last attempt's response.
-func (c *restCall) again(ctx context.Context, n int) error {
+// again runs attempt n (n >= 2) under the timeout d the engine gives it,
+// releasing the last attempt's response.
+func (c *restCall) again(ctx context.Context, n int, d time.Duration) error {
 	if c.last != nil {
 		discard(c.last)
 		c.last = nil
-	}
-	d := c.t.perAttempt
-	if d > 0 && !c.retryEnd.IsZero() {
-		d = max(min(d, c.retryEnd.Sub(c.t.r.cfg.clock.Now())), time.Nanosecond)
 	}
 	return c.attempt(ctx, n, d)
 }
@@ -424,16 +423,16 @@ func (c *restCall) safe() bool {
 		return c.t.r.cfg.safe(c.name, c.req)
 	}
 	var req any
-	if c.rule.body != nil {
+	if c.rule.Body != nil {
 		b, ok := c.bodyBytes()
 		if !ok {
 			return false
 		}
-		if req = c.rule.body(b, c.req.URL); req == nil {
+		if req = c.rule.Body(b, c.req.URL); req == nil {
 			return false // a body we cannot read: not known to be safe
 		}
 	}
-	return c.t.r.cfg.safe(c.rule.method, req)
+	return c.t.r.cfg.safe(c.rule.Method, req)
 }
 
 // bodyBytes returns the request's body, from the buffer or GetBody.
@@ -455,69 +454,22 @@ func (c *restCall) bodyBytes() ([]byte, bool) {
 	return b, err == nil
 }
 
-// floor is the server's word on the wait that only the response carries:
-// Retry-After (a RetryInfo in the JSON error's details is read by the
-// engine from the error itself, as for every face).
-func (c *restCall) floor() (time.Duration, bool) {
+// message is nil: the stacked-layers detector tells REST requests apart
+// by their context only.
+func (c *restCall) message() any { return nil }
+
+// serverWait is the server's word on the wait that only the response
+// carries: Retry-After, a floor under the wait (a RetryInfo in the JSON
+// error's details is read by the engine from the error itself, as for
+// every face).
+func (c *restCall) serverWait() (time.Duration, pushbackState) {
 	if c.last == nil {
-		return 0, false
+		return 0, pushbackNone
 	}
-	return retryAfter(c.last.Header.Get("Retry-After"), c.t.r.cfg.clock.Now())
-}
-
-// retryAfter reads a Retry-After value: delay-seconds or an HTTP date.
-func retryAfter(v string, now time.Time) (time.Duration, bool) {
-	if v == "" {
-		return 0, false
+	if d, ok := googleerr.RetryAfter(c.last.Header.Get("Retry-After"), c.t.r.cfg.clock.Now()); ok {
+		return d, pushbackFloor
 	}
-	s, err := strconv.ParseInt(v, 10, 64)
-	if errors.Is(err, strconv.ErrRange) && s > 0 {
-		return maxDuration, true // delay-seconds is 1*DIGIT: too many to count is longer than any deadline
-	}
-	if err == nil {
-		if s < 0 {
-			return 0, false
-		}
-		if s > int64(maxDuration/time.Second) {
-			return maxDuration, true
-		}
-		return time.Duration(s) * time.Second, true
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return max(t.Sub(now), 0), true
-	}
-	return 0, false
-}
-
-// retryInfoType is the @type of a google.rpc.RetryInfo in a JSON error body.
-const retryInfoType = "type.googleapis.com/google.rpc.RetryInfo"
-
-// hasJSONRetryInfo reports whether the details of a JSON error body hold a
-// google.rpc.RetryInfo, whatever its delay.
-func hasJSONRetryInfo(details []any) bool {
-	for _, d := range details {
-		if m, ok := d.(map[string]any); ok && m["@type"] == retryInfoType {
-			return true
-		}
-	}
-	return false
-}
-
-// jsonRetryInfo finds a google.rpc.RetryInfo in the details of a JSON error
-// body, as Google's REST APIs write it:
-// {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "2s"}.
-func jsonRetryInfo(details []any) (time.Duration, bool) {
-	for _, d := range details {
-		m, ok := d.(map[string]any)
-		if !ok || m["@type"] != retryInfoType {
-			continue
-		}
-		s, _ := m["retryDelay"].(string)
-		if dd, err := time.ParseDuration(s); err == nil && dd > 0 {
-			return dd, true
-		}
-	}
-	return 0, false
+	return 0, pushbackNone
 }
 
 // discard drains (up to maxErrorBody) and closes a response's body, so that

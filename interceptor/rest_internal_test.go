@@ -63,8 +63,8 @@ func TestRESTRulesMatchTheProtos(t *testing.T) {
 					got, ok := restMethod(verb, host, path)
 					// Where two services share a path (admin's and
 					// credentials' deprecated signBlob), both are safe.
-					if !ok || (got.method != want && host == s.host) || (got.method != want && safeMethods[got.method] != safeMethods[want]) {
-						t.Errorf("%s %s%s: mapped to %q (%v), want %s", verb, host, path, got.method, ok, want)
+					if !ok || (got.Method != want && host == s.host) || (got.Method != want && safeMethods[got.Method] != safeMethods[want]) {
+						t.Errorf("%s %s%s: mapped to %q (%v), want %s", verb, host, path, got.Method, ok, want)
 					}
 				}
 			}

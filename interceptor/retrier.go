@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"time"
 
-	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"github.com/iamretry/iamretry/codes"
+	"github.com/iamretry/iamretry/internal/googleerr"
 )
 
 // Retrier retries failed IAM calls with truncated exponential backoff with
@@ -95,19 +95,13 @@ func (r *Retrier) mustBeBuilt(method string) {
 // read-modify-write (transact.go). It is the one small
 // per-call value the loop reads; the face fills it.
 type job struct {
-	method   string // Attempt.Method
-	resource string // Attempt.Resource
-	req      any    // for the safe-to-retry function, when checkSafe
-	// checkSafe asks the safe-to-retry function before an ambiguous failure
-	// is retried (gRPC calls); the other faces vouch for themselves.
-	checkSafe     bool
-	disabled      bool // Disable() was passed
+	method        string // Attempt.Method
+	resource      string // Attempt.Resource
+	disabled      bool   // Disable() was passed
 	retryNotFound bool
-	retryConflict bool // the read-modify-write reruns after a Conflict
-	// conflict is the schedule of those reruns (retryConflict); reruns
-	// counts them: they do not count toward maxAttempts.
-	conflict ConflictBackoff
-	reruns   int
+	// rmw is what the engine knows of a read-modify-write (Transact,
+	// transact.go): its reruns after a conflict. Zero on the other faces.
+	rmw rmwJob
 	// deadline and maxAttempts are the call's retry deadline and attempt
 	// cap: the Retrier's, or the call's own (CallDeadline, CallMaxAttempts).
 	deadline    time.Duration
@@ -116,30 +110,24 @@ type job struct {
 	// maxAttempts, so the context forms (DeadlineContext,
 	// MaxAttemptsContext) do not override them (applyKnobs).
 	pinDeadline, pinMaxAttempts bool
-	conflicts                   int // conflicts so far: the index into the conflict schedule
-	// firstConflict is when the call's first conflict was seen (the
-	// conflict schedule counts from it); zero before it.
-	firstConflict time.Time
-	// start is when the first failure was seen, when the face read the
-	// clock for it already (its per-attempt timeouts end with the retry
-	// deadline counted from it); zero: the engine reads it.
+	// perAttempt is each attempt's timeout (the Retrier's, or the call's
+	// own); 0: none. The engine gives each retry its timeout
+	// (attemptTimeout); a face applies it.
+	perAttempt time.Duration
+	// start is when the call's first failure was seen: set by the engine
+	// (run), zero before; the retry deadline counts from it.
 	start time.Time
 	// cut reports whether the last attempt was cut off by the Retrier's own
 	// per-attempt timeout while the caller's context lived; nil: never.
 	cut func() bool
-	// trailer is the last attempt's trailer metadata (WithPushback), or nil.
-	trailer *metadata.MD
-	// safe, when set, decides instead of the safe-to-retry function whether
-	// the request may be sent again after an ambiguous failure (the REST
-	// face: it maps the request to its gRPC method, or goes by HTTP
-	// semantics, only once a failure asks).
-	safe func() bool
-	// floor, when set, returns the server's word on the last attempt beside
-	// RetryInfo (the REST face: Retry-After, RetryInfo in a JSON body): the
-	// wait is at least that long.
-	floor func() (time.Duration, bool)
-	// again runs attempt n (n >= 2) and returns its error.
-	again func(ctx context.Context, n int) error
+	// face is the gRPC call or REST request the job retries; nil for the
+	// faces that own what they run (Do, WaitVisible, Transact): they vouch
+	// that it may be sent again, and the server's word on the wait is in
+	// their errors.
+	face face
+	// again runs attempt n (n >= 2) under the timeout d (0: none) and
+	// returns its error.
+	again func(ctx context.Context, n int, d time.Duration) error
 	// once: the request cannot be sent again (the REST face streamed its
 	// body): a failure that would be retried ends with BodyNotReplayable.
 	once bool
@@ -155,6 +143,23 @@ type job struct {
 	step func() (n int, confirm bool)
 }
 
+// face is what the engine asks of a gRPC call or a REST request after an
+// attempt failed (a pointer: no allocation to hand it over).
+type face interface {
+	// safe says whether the request may be sent again after an ambiguous
+	// failure: the gRPC face asks the safe-to-retry function; the REST face
+	// maps the request to its gRPC method, or goes by HTTP semantics.
+	safe() bool
+	// serverWait returns the server's word on the wait after the last
+	// attempt that only the face can read (RetryInfo in the error is read
+	// by the engine for every face): gRPC's A6 trailer (WithPushback) sets
+	// the wait or forbids the retry; REST's Retry-After is a floor.
+	serverWait() (time.Duration, pushbackState)
+	// message is the gRPC call's request message, for the stacked-layers
+	// detector (stacked.go); nil for a REST request.
+	message() any
+}
+
 // run is the retry engine: it retries j after its first attempt failed with
 // err, and returns nil once an attempt succeeds or the error to give the
 // caller: the last error an attempt returned, unchanged, or, when the
@@ -166,10 +171,8 @@ type job struct {
 func (r *Retrier) run(ctx context.Context, j *job, err error) error {
 	c := &r.cfg
 	applyKnobs(ctx, j) // the context forms: read only now, after a failure
-	start := j.start
-	if start.IsZero() {
-		start = c.clock.Now()
-	}
+	start := c.clock.Now()
+	j.start = start
 	r.stackCheck(ctx, j, start) // a layer above retrying what was given up?
 	now := start
 	var waited time.Duration // between attempts, for retry_delay
@@ -204,9 +207,9 @@ func (r *Retrier) run(ctx context.Context, j *job, err error) error {
 		}
 		waited += a.Wait
 		if a.Class == codes.Conflict && r.m != nil {
-			r.m.conflicts.Add(ctx, 1, r.m.statsFor(j.method).plain...)
+			r.m.conflict(ctx, j.method)
 		}
-		if err = j.again(ctx, n+1); err == nil {
+		if err = j.again(ctx, n+1, r.attemptTimeout(j)); err == nil {
 			// The final report: only calls that were retried get one.
 			done := Attempt{Method: j.method, Resource: j.resource, N: n + 1, Reason: Succeeded, Elapsed: c.clock.Now().Sub(start)}
 			r.observe(ctx, &done)
@@ -230,21 +233,6 @@ func (r *Retrier) end(ctx context.Context, j *job, a *Attempt, retries int, wait
 	r.m.ended(ctx, j.method, a.Err, retries, waited, reason)
 }
 
-// givesUp reports whether a ends a call with a retryable failure that was
-// not retried (the gave_up instrument, the iamretry.gave_up span event):
-// a deadline, the attempt cap, the budget, the server's pushback, an
-// unsafe method, or the caller's context that ended during a wait or
-// during an attempt that failed transiently.
-func givesUp(a *Attempt) bool {
-	switch a.Reason {
-	case Unsafe, MaxAttempts, DeadlineReached, ContextDeadline, BudgetExhausted, ServerPushback, BodyNotReplayable:
-		return true
-	case ContextDone:
-		return isInterrupted(a.Err) || a.Class == codes.Transient
-	}
-	return false
-}
-
 // decide classifies err and says whether its kind may be retried at all.
 func (r *Retrier) decide(ctx context.Context, j *job, err error) (codes.Class, Reason) {
 	class, judged := codes.Permanent, false
@@ -266,7 +254,7 @@ func (r *Retrier) decide(ctx context.Context, j *job, err error) (codes.Class, R
 		// help, whatever the error says (a DEADLINE_EXCEEDED is only
 		// transient while the caller's context lives).
 		return class, ContextDone
-	case j.disabled && !(class == codes.Conflict && j.retryConflict):
+	case j.disabled && !(class == codes.Conflict && j.rmw.on):
 		// Disabled stops retries, never a read-modify-write's reruns
 		// after a conflict: those are the transaction itself.
 		return class, Disabled
@@ -279,11 +267,7 @@ func (r *Retrier) decide(ctx context.Context, j *job, err error) (codes.Class, R
 		if quotaRejection(j, err) {
 			break
 		}
-		if j.safe != nil {
-			if !j.safe() {
-				return class, Unsafe
-			}
-		} else if j.checkSafe && !r.cfg.safe(j.method, j.req) {
+		if j.face != nil && !j.face.safe() {
 			return class, Unsafe
 		}
 	case codes.Propagation:
@@ -293,7 +277,7 @@ func (r *Retrier) decide(ctx context.Context, j *job, err error) (codes.Class, R
 			return class, NotRetryable
 		}
 	case codes.Conflict:
-		if !j.retryConflict {
+		if !j.rmw.on {
 			return class, NotRetryable
 		}
 	default:
@@ -303,6 +287,19 @@ func (r *Retrier) decide(ctx context.Context, j *job, err error) (codes.Class, R
 		return class, BodyNotReplayable
 	}
 	return class, Retry
+}
+
+// attemptTimeout is the timeout of an attempt that starts now (or of
+// each call of a read-modify-write's attempt): j's per-attempt timeout, cut
+// to what is left of the retry deadline once the first failure started it,
+// and at least a nanosecond (an attempt with no time left fails at once);
+// 0: none.
+func (r *Retrier) attemptTimeout(j *job) time.Duration {
+	d := j.perAttempt
+	if d > 0 && j.deadline > 0 && !j.start.IsZero() {
+		d = max(min(d, j.start.Add(j.deadline).Sub(r.cfg.clock.Now())), time.Nanosecond)
+	}
+	return d
 }
 
 // room is the time left at now before j's earlier deadline: its retry
@@ -325,7 +322,7 @@ func (j *job) room(ctx context.Context, start, now time.Time) time.Duration {
 // started.
 func (r *Retrier) schedule(ctx context.Context, j *job, start, now time.Time, n int, a *Attempt) Reason {
 	c := &r.cfg
-	if j.maxAttempts > 0 && a.Class != codes.Conflict && n-j.reruns >= j.maxAttempts {
+	if j.maxAttempts > 0 && a.Class != codes.Conflict && n-j.rmw.reruns >= j.maxAttempts {
 		return MaxAttempts
 	}
 	var wait time.Duration
@@ -334,37 +331,31 @@ func (r *Retrier) schedule(ctx context.Context, j *job, start, now time.Time, n 
 		var k int
 		k, confirm = j.step()
 		wait = c.backoff.Delay(k, c.random())
-	} else if a.Class == codes.Conflict && j.conflict != DocumentedConflicts {
-		// Reruns after a concurrent change have their own schedule, counted
-		// in conflicts; transient retries keep the documented formula.
-		if j.conflicts == 0 {
-			j.firstConflict = now
-		}
-		wait = j.conflict.delay(c.backoff, j.conflicts, now.Sub(j.firstConflict), c.random(), j.room(ctx, start, now))
-		j.conflicts++
+	} else if a.Class == codes.Conflict && j.rmw.spread() {
+		wait = r.conflictWait(ctx, j, start, now)
 	} else {
 		wait = c.backoff.Delay(n-1, c.random())
 	}
 	// The server's word: A6's trailer sets the wait, or forbids the retry;
 	// RetryInfo is a floor under whichever wait applies.
-	if j.trailer != nil {
-		switch d, state := trailerPushback(*j.trailer); state {
-		case pushbackWait:
-			wait = d
-		case pushbackStop:
-			return ServerPushback
-		}
+	var word time.Duration
+	state := pushbackNone
+	if j.face != nil {
+		word, state = j.face.serverWait()
+	}
+	switch state {
+	case pushbackWait:
+		wait = word
+	case pushbackStop:
+		return ServerPushback
+	case pushbackFloor:
+		wait = max(wait, word)
 	}
 	if d, ok := retryInfoDelay(a.Err); ok && d > wait {
 		wait = d
 	}
-	if d, ok := errRetryAfter(a.Err, now); ok && d > wait {
+	if d, ok := googleerr.ErrRetryAfter(a.Err, now); ok && d > wait {
 		wait = d // a REST error's Retry-After, under Do or an Updater too
-	}
-	if j.floor != nil {
-		if d, ok := j.floor(); ok && d > wait {
-			wait = d
-		}
 	}
 	end := now.Add(wait)
 	if j.deadline > 0 {
@@ -386,7 +377,7 @@ func (r *Retrier) schedule(ctx context.Context, j *job, start, now time.Time, n 
 		return BudgetExhausted
 	}
 	if a.Class == codes.Conflict {
-		j.reruns++
+		j.rmw.reruns++
 	}
 	a.Wait, a.Retrying = wait, true
 	return Retry

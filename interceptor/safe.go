@@ -7,6 +7,8 @@ import (
 	"cloud.google.com/go/iam/admin/apiv1/adminpb"
 	"cloud.google.com/go/iam/apiv1/iampb"
 	iamv2pb "cloud.google.com/go/iam/apiv2/iampb"
+
+	"github.com/iamretry/iamretry/internal/iammethods"
 )
 
 // SafeToRetry is the default answer to "may this request be sent again after
@@ -39,19 +41,19 @@ func SafeToRetry(method string, req any) bool {
 		return false
 	}
 	switch safeMethods[method] {
-	case safeAlways:
+	case iammethods.Always:
 		return true
-	case safeNever:
+	case iammethods.Never:
 		return false
-	case safeIfPolicyEtag:
+	case iammethods.IfPolicyEtag:
 		return setIamPolicyChecksEtag(req)
-	case safeIfRoleEtag:
+	case iammethods.IfRoleEtag:
 		r, ok := req.(*adminpb.UpdateRoleRequest)
 		return ok && len(r.GetRole().GetEtag()) > 0 && maskChecksEtag(r.GetUpdateMask().GetPaths())
-	case safeIfDenyPolicyEtag:
+	case iammethods.IfDenyPolicyEtag:
 		r, ok := req.(*iamv2pb.UpdatePolicyRequest)
 		return ok && r.GetPolicy().GetEtag() != ""
-	case safeIfDeleteEtag:
+	case iammethods.IfDeleteEtag:
 		r, ok := req.(*iamv2pb.DeletePolicyRequest)
 		return ok && r.GetEtag() != ""
 	}
@@ -95,83 +97,9 @@ func hasReadVerb(name string) bool {
 
 func isASCIIUpper(c byte) bool { return 'A' <= c && c <= 'Z' }
 
-// safeVerdict is what safeMethods says about a method.
-type safeVerdict uint8
+// safeMethods is the IAM method table (internal/iammethods): SafeToRetry
+// and the metrics read it.
+var safeMethods = iammethods.Safety
 
-const (
-	safeUnknown          safeVerdict = iota // not in the table: decide by the name
-	safeNever                               // not safe to replay
-	safeAlways                              // safe to replay
-	safeIfPolicyEtag                        // safe when the SetIamPolicyRequest's policy has an etag and its mask is empty or names etag
-	safeIfRoleEtag                          // safe when the UpdateRoleRequest's role has an etag and its mask is empty or names etag
-	safeIfDenyPolicyEtag                    // safe when the v2 UpdatePolicyRequest's policy has an etag
-	safeIfDeleteEtag                        // safe when the v2 DeletePolicyRequest has an etag
-)
-
-// safeMethods decides every method of the IAM services, one by one, each for
-// a stated reason. safe_test.go fails when one of these services gains a
-// method that is missing here.
-var safeMethods = map[string]safeVerdict{
-	// google.iam.v1.IAMPolicy, the IAM mixin.
-	"/google.iam.v1.IAMPolicy/GetIamPolicy":       safeAlways,       // read
-	"/google.iam.v1.IAMPolicy/SetIamPolicy":       safeIfPolicyEtag, // blind overwrite of the whole policy unless the etag makes a late replay fail ABORTED
-	"/google.iam.v1.IAMPolicy/TestIamPermissions": safeAlways,       // read
-
-	// google.iam.admin.v1.IAM: all 31 methods.
-	"/google.iam.admin.v1.IAM/ListServiceAccounts":      safeAlways,       // read
-	"/google.iam.admin.v1.IAM/GetServiceAccount":        safeAlways,       // read
-	"/google.iam.admin.v1.IAM/CreateServiceAccount":     safeNever,        // no duplicate, but a replay of a create that landed answers ALREADY_EXISTS for the caller's own account, indistinguishable from a name taken by someone else
-	"/google.iam.admin.v1.IAM/UpdateServiceAccount":     safeAlways,       // sets only the display name to the caller's value; its etag is deprecated, nothing read earlier is written back
-	"/google.iam.admin.v1.IAM/PatchServiceAccount":      safeAlways,       // sets display name/description named by the update mask to the caller's values; a replay re-asserts them
-	"/google.iam.admin.v1.IAM/DeleteServiceAccount":     safeAlways,       // state-setting; a replay after a lost success gets NOT_FOUND, which is the state asked for (address by unique ID to rule out hitting a re-created email)
-	"/google.iam.admin.v1.IAM/UndeleteServiceAccount":   safeAlways,       // state-setting: a replay can only restore the same account again (it may answer that it is not deleted)
-	"/google.iam.admin.v1.IAM/EnableServiceAccount":     safeAlways,       // state-setting; documented no-op when already enabled
-	"/google.iam.admin.v1.IAM/DisableServiceAccount":    safeAlways,       // state-setting; disabling twice leaves it disabled
-	"/google.iam.admin.v1.IAM/ListServiceAccountKeys":   safeAlways,       // read
-	"/google.iam.admin.v1.IAM/GetServiceAccountKey":     safeAlways,       // read
-	"/google.iam.admin.v1.IAM/CreateServiceAccountKey":  safeNever,        // NEVER: each call mints a new private key; a retry after a lost answer leaks a live key and spends the 10-key quota
-	"/google.iam.admin.v1.IAM/UploadServiceAccountKey":  safeNever,        // creates a key resource: a replay of an upload that landed is at best refused as a duplicate of the caller's own key (no secret leaks: callers may opt in)
-	"/google.iam.admin.v1.IAM/DeleteServiceAccountKey":  safeAlways,       // state-setting on the one key it names; a replay after a lost success gets NOT_FOUND, which means it is gone
-	"/google.iam.admin.v1.IAM/DisableServiceAccountKey": safeAlways,       // state-setting
-	"/google.iam.admin.v1.IAM/EnableServiceAccountKey":  safeAlways,       // state-setting
-	"/google.iam.admin.v1.IAM/SignBlob":                 safeAlways,       // deprecated; signing the same bytes again changes nothing on the server
-	"/google.iam.admin.v1.IAM/SignJwt":                  safeAlways,       // deprecated; signing the same claims again changes nothing on the server
-	"/google.iam.admin.v1.IAM/GetIamPolicy":             safeAlways,       // read
-	"/google.iam.admin.v1.IAM/SetIamPolicy":             safeIfPolicyEtag, // same rule as IAMPolicy.SetIamPolicy
-	"/google.iam.admin.v1.IAM/TestIamPermissions":       safeAlways,       // read
-	"/google.iam.admin.v1.IAM/QueryGrantableRoles":      safeAlways,       // read
-	"/google.iam.admin.v1.IAM/ListRoles":                safeAlways,       // read
-	"/google.iam.admin.v1.IAM/GetRole":                  safeAlways,       // read
-	"/google.iam.admin.v1.IAM/CreateRole":               safeNever,        // like CreateServiceAccount: a replay of a create that landed answers ALREADY_EXISTS for the caller's own role
-	"/google.iam.admin.v1.IAM/UpdateRole":               safeIfRoleEtag,   // writes a whole permission list (a replay could re-add a permission removed in between) unless the role's etag makes it fail ABORTED
-	"/google.iam.admin.v1.IAM/DeleteRole":               safeAlways,       // state-setting (soft delete): a deleted role's ID is not reused, so a replay can only find the same role deleted (or delete it again if someone undeleted it in between, as a later request would); an etag in the request still applies
-	"/google.iam.admin.v1.IAM/UndeleteRole":             safeAlways,       // state-setting: within the 7 days a role can be undeleted its ID is not reused, so a replay can only restore the same role; one whose first attempt landed may answer that the role is not deleted, the state asked for
-	"/google.iam.admin.v1.IAM/QueryTestablePermissions": safeAlways,       // read
-	"/google.iam.admin.v1.IAM/QueryAuditableServices":   safeAlways,       // read
-	"/google.iam.admin.v1.IAM/LintPolicy":               safeAlways,       // validates a policy it is given; stores nothing
-
-	// google.iam.credentials.v1.IAMCredentials: each call mints a short-lived
-	// token or a signature and keeps no state on the server, so a replay at
-	// worst leaves an unused token to expire.
-	"/google.iam.credentials.v1.IAMCredentials/GenerateAccessToken": safeAlways, // mints a short-lived token, no server-side state
-	"/google.iam.credentials.v1.IAMCredentials/GenerateIdToken":     safeAlways, // mints a short-lived token, no server-side state
-	"/google.iam.credentials.v1.IAMCredentials/SignBlob":            safeAlways, // signs, no server-side state
-	"/google.iam.credentials.v1.IAMCredentials/SignJwt":             safeAlways, // signs, no server-side state
-
-	// google.iam.v2.Policies (deny policies). The writes start long-running
-	// operations; replaying the start is as safe as the operation itself. A
-	// replay whose first answer was lost also loses that operation's name.
-	"/google.iam.v2.Policies/ListPolicies": safeAlways,           // read
-	"/google.iam.v2.Policies/GetPolicy":    safeAlways,           // read
-	"/google.iam.v2.Policies/CreatePolicy": safeNever,            // create: a replay of one that landed answers ALREADY_EXISTS for the caller's own policy
-	"/google.iam.v2.Policies/UpdatePolicy": safeIfDenyPolicyEtag, // writes the whole rule set: safe only when the etag makes a late replay fail ABORTED
-	"/google.iam.v2.Policies/DeletePolicy": safeIfDeleteEtag,     // without an etag IAM "deletes the policy regardless of its current etag": a late replay could delete a policy of the same name created in between; with one it fails ABORTED instead
-
-	// google.longrunning.Operations: how v2's writes (and other APIs'
-	// long-running operations) are polled.
-	"/google.longrunning.Operations/ListOperations":  safeAlways, // read
-	"/google.longrunning.Operations/GetOperation":    safeAlways, // read: polling an operation
-	"/google.longrunning.Operations/WaitOperation":   safeAlways, // read: waits for the operation, changes nothing
-	"/google.longrunning.Operations/CancelOperation": safeAlways, // state-setting on the one operation it names: cancelling twice leaves it cancelled
-	"/google.longrunning.Operations/DeleteOperation": safeAlways, // state-setting: the caller no longer wants the result; a replay after a lost success gets NOT_FOUND
-}
+// safeUnknown is the table's verdict on a method it does not hold.
+const safeUnknown = iammethods.Unknown

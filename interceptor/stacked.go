@@ -77,7 +77,7 @@ type stackTable struct {
 // stackable reports whether j's face is watched (gRPC calls and REST
 // requests: the faces that ask the safe-to-retry question; Do, WaitVisible
 // and the Updater own what they run).
-func stackable(j *job) bool { return j.checkSafe }
+func stackable(j *job) bool { return j.face != nil }
 
 // identity returns ctx when it can stand for one call: comparable, and not
 // one of the shared roots.
@@ -124,10 +124,11 @@ func (r *Retrier) stackCheck(ctx context.Context, j *job, now time.Time) {
 		return
 	}
 	id := identity(ctx)
+	req := j.face.message()
 	var w weak.Pointer[byte]
 	hasReq := false
-	if j.req != nil {
-		w, hasReq = weakReq(j.req)
+	if req != nil {
+		w, hasReq = weakReq(req)
 	}
 	var sum uint64
 	t := &r.stack
@@ -147,9 +148,9 @@ func (r *Retrier) stackCheck(ctx context.Context, j *job, now time.Time) {
 			break
 		}
 		if id != nil && e.ctx == id {
-			if j.req != nil {
+			if req != nil {
 				if sum == 0 {
-					sum = fingerprint(j.req)
+					sum = fingerprint(req)
 				}
 				if sum != e.sum {
 					continue
@@ -190,9 +191,9 @@ func (r *Retrier) stackGaveUp(ctx context.Context, j *job, a *Attempt, now time.
 		return
 	}
 	e := stackEntry{method: j.method, ctx: identity(ctx), at: now}
-	if j.req != nil {
-		e.req, e.hasReq = weakReq(j.req)
-		e.sum = fingerprint(j.req)
+	if req := j.face.message(); req != nil {
+		e.req, e.hasReq = weakReq(req)
+		e.sum = fingerprint(req)
 	}
 	if e.ctx == nil && !e.hasReq {
 		return

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"time"
 
+	"go.opentelemetry.io/otel/metric"
 	grpccodes "google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	"github.com/iamretry/iamretry/codes"
+	"github.com/iamretry/iamretry/internal/googleerr"
 )
 
 // ReadModifyWrite is one change of an object guarded by an etag (an IAM
@@ -102,11 +104,11 @@ func Transact[T any](ctx context.Context, r *Retrier, t ReadModifyWrite[T]) (T, 
 	x.j = job{
 		method:        t.Method,
 		resource:      t.Resource,
-		retryConflict: true,
-		conflict:      t.Conflicts,
+		rmw:           rmwJob{on: true, schedule: t.Conflicts},
 		retryNotFound: restFlagsOf(ctx)&restNotFound != 0,
 		deadline:      r.cfg.deadline,
 		maxAttempts:   r.cfg.maxAttempts,
+		perAttempt:    r.cfg.perAttempt,
 		judge:         x.judge,
 	}
 	if r.cfg.perAttempt > 0 {
@@ -173,13 +175,7 @@ type txn[T any] struct {
 // attempt is one read-modify-write.
 func (x *txn[T]) attempt(ctx context.Context) error {
 	x.own, x.cut = false, false
-	err := x.run(ctx)
-	if err != nil && x.j.start.IsZero() && x.r.cfg.perAttempt > 0 {
-		// The first failure: the retry deadline, which the per-attempt
-		// timeouts of later calls end with, counts from now.
-		x.j.start = x.r.cfg.clock.Now()
-	}
-	return err
+	return x.run(ctx)
 }
 
 func (x *txn[T]) run(ctx context.Context) error {
@@ -242,26 +238,19 @@ func (x *txn[T]) precondition(ctx context.Context, etag string, werr error) erro
 	return werr
 }
 
-// call runs f, a Read or a Write, under the per-attempt timeout when the
-// Retrier has one: min(it, what is left of the retry deadline).
+// call runs f, a Read or a Write, under the engine's per-attempt timeout
+// when the Retrier has one (attemptTimeout), and notes whether it cut f off
+// (ownDeadline.ranOut), as for the attempt of a gRPC call.
 func call[T any](x *txn[T], ctx context.Context, f func(context.Context) (T, error)) (T, error) {
-	d := x.r.cfg.perAttempt
+	d := x.r.attemptTimeout(&x.j)
 	if d <= 0 {
 		return f(ctx)
 	}
-	if !x.j.start.IsZero() && x.j.deadline > 0 {
-		d = min(d, x.j.start.Add(x.j.deadline).Sub(x.r.cfg.clock.Now()))
-	}
-	cctx, cancel := context.WithTimeout(ctx, max(d, 0))
+	cctx, cancel, own := attemptDeadline(ctx, d)
 	defer cancel()
 	v, err := f(cctx)
-	if err != nil && ctx.Err() == nil {
-		// Decided by the call's deadline, not by whether its context has
-		// reported the error yet: a server that answers DEADLINE_EXCEEDED
-		// as its deadline passes is cut off as well.
-		if dl, _ := cctx.Deadline(); cctx.Err() != nil || !time.Now().Before(dl) {
-			x.cut = true
-		}
+	if own.ranOut(ctx, err) {
+		x.cut = true
 	}
 	return v, err
 }
@@ -294,7 +283,7 @@ func (e *conflictError) Unwrap() error { return e.err }
 
 func (e *conflictError) GRPCStatus() *status.Status {
 	p := status.New(grpccodes.Aborted, e.Error()).Proto()
-	if st := statusAs(e.err); st != nil {
+	if st := googleerr.StatusAs(e.err); st != nil {
 		p.Details = st.Proto().GetDetails()
 	}
 	return status.FromProto(p)
@@ -308,4 +297,92 @@ func (e *conflictError) GRPCStatus() *status.Status {
 func (r *Retrier) RetriesNotFound(ctx context.Context) bool {
 	r.mustBeBuilt("Retrier.RetriesNotFound")
 	return r.cfg.retryNotFound || restFlagsOf(ctx)&restNotFound != 0
+}
+
+// What the engine knows of a read-modify-write: the reruns after a conflict
+// (their schedule, their count), the callers whose spans get the events,
+// and the writes and conflicts counted. Nothing else of the engine names
+// Transact.
+
+// rmwJob is the read-modify-write's part of a job; zero (off) on the other
+// faces, which never rerun after a conflict.
+type rmwJob struct {
+	on       bool            // the job reruns after a Conflict
+	schedule ConflictBackoff // the schedule of those reruns
+	// reruns counts them: they do not count toward maxAttempts.
+	reruns int
+	// conflicts is the index into the schedule: the conflicts whose wait
+	// it gave so far.
+	conflicts int
+	// first is when the call's first conflict was seen (the schedule
+	// counts from it); zero before it.
+	first time.Time
+}
+
+// spread reports whether a rerun after a conflict waits its own schedule;
+// the documented one waits the Retrier's Backoff, as a transient retry.
+func (x *rmwJob) spread() bool { return x.schedule != DocumentedConflicts }
+
+// conflictWait is the wait before the rerun after a conflict seen at now,
+// on j's own schedule (spread): counted in conflicts from the first one.
+func (r *Retrier) conflictWait(ctx context.Context, j *job, start, now time.Time) time.Duration {
+	x := &j.rmw
+	if x.conflicts == 0 {
+		x.first = now
+	}
+	c := &r.cfg
+	wait := x.schedule.delay(c.backoff, x.conflicts, now.Sub(x.first), c.random(), j.room(ctx, start, now))
+	x.conflicts++
+	return wait
+}
+
+// callersKey marks the context of a transaction run for several callers
+// (ReadModifyWrite.Callers; a coalesced policy Updater batch): its value (a
+// func() []context.Context) returns the contexts of the callers still
+// waiting, whose spans each get the events (spanEvent).
+type callersKey struct{}
+
+// withCallers returns ctx carrying callers.
+func withCallers(ctx context.Context, callers func() []context.Context) context.Context {
+	return context.WithValue(ctx, callersKey{}, callers)
+}
+
+// callersOf returns the callers ctx carries, if any.
+func callersOf(ctx context.Context) (func() []context.Context, bool) {
+	callers, ok := ctx.Value(callersKey{}).(func() []context.Context)
+	return callers, ok
+}
+
+// The instruments of read-modify-writes (WithMeterProvider documents them).
+const (
+	metricWrites    = "iamretry.policy.update.writes"
+	metricConflicts = "iamretry.policy.update.conflicts"
+)
+
+// rmwMetrics are the instruments of read-modify-writes.
+type rmwMetrics struct {
+	writes    metric.Int64Counter
+	conflicts metric.Int64Counter
+}
+
+// make creates the instruments on meter, returning their errors.
+func (x *rmwMetrics) make(meter metric.Meter) []error {
+	var e1, e2 error
+	x.writes, e1 = meter.Int64Counter(metricWrites,
+		metric.WithUnit("{write}"),
+		metric.WithDescription("Writes made by read-modify-writes (SetIamPolicy calls of policy Updaters)."))
+	x.conflicts, e2 = meter.Int64Counter(metricConflicts,
+		metric.WithUnit("{conflict}"),
+		metric.WithDescription("Read-modify-writes rerun after a concurrent change."))
+	return []error{e1, e2}
+}
+
+// write counts one write of a read-modify-write (Transact) named method.
+func (m *metrics) write(ctx context.Context, method string) {
+	m.rmw.writes.Add(ctx, 1, m.statsFor(method).plain...)
+}
+
+// conflict counts one rerun after a concurrent change of method.
+func (m *metrics) conflict(ctx context.Context, method string) {
+	m.rmw.conflicts.Add(ctx, 1, m.statsFor(method).plain...)
 }

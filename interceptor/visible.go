@@ -5,11 +5,10 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/googleapis/gax-go/v2/apierror"
-	"google.golang.org/api/googleapi"
 	grpccodes "google.golang.org/grpc/codes"
 
 	"github.com/iamretry/iamretry/codes"
+	"github.com/iamretry/iamretry/internal/googleerr"
 )
 
 // DefaultConsecutiveReads is how many reads in a row must succeed before
@@ -175,7 +174,7 @@ func (v *visibility[T]) judge(err error) (codes.Class, bool) {
 	if _, ok := err.(*UnconfirmedError); ok {
 		return codes.Propagation, true
 	}
-	code, reason, ok := codeAndReason(err)
+	code, reason, ok := googleerr.CodeAndReason(err)
 	if !ok {
 		return codes.Permanent, false
 	}
@@ -200,42 +199,4 @@ func (v *visibility[T]) step() (int, bool) {
 		return 0, true
 	}
 	return v.failed - 1, false
-}
-
-// codeAndReason returns err's gRPC code (a REST error's is mapped from its
-// HTTP status) and its google.rpc.ErrorInfo reason ("" when it has none);
-// ok is false when err is neither a gRPC status nor a REST error.
-func codeAndReason(err error) (grpccodes.Code, string, bool) {
-	var ae *apierror.APIError
-	if !errors.As(err, &ae) {
-		var ok bool
-		if ae, ok = apierror.ParseError(err, false); !ok {
-			return grpccodes.Unknown, "", false
-		}
-	}
-	reason := ae.Reason()
-	if reason == "" {
-		reason = googleAPIReason(err)
-	}
-	return ae.GRPCStatus().Code(), reason, true
-}
-
-// errorInfoType is the @type of a google.rpc.ErrorInfo in a JSON error body.
-const errorInfoType = "type.googleapis.com/google.rpc.ErrorInfo"
-
-// googleAPIReason returns the ErrorInfo reason in the parsed Details of a
-// *googleapi.Error in err's chain, for one whose Body gax could not read.
-func googleAPIReason(err error) string {
-	var ge *googleapi.Error
-	if !errors.As(err, &ge) {
-		return ""
-	}
-	for _, d := range ge.Details {
-		if m, ok := d.(map[string]any); ok && m["@type"] == errorInfoType {
-			if r, ok := m["reason"].(string); ok {
-				return r
-			}
-		}
-	}
-	return ""
 }

@@ -2,9 +2,7 @@ package deny
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"reflect"
 	"strings"
 	"time"
 
@@ -17,13 +15,16 @@ import (
 
 	"github.com/iamretry/iamretry/codes"
 	"github.com/iamretry/iamretry/interceptor"
+	"github.com/iamretry/iamretry/interceptor/internal/updaters"
+	"github.com/iamretry/iamretry/internal/iammethods"
 )
 
 // UpdateMethod is the Method of the Attempts an Updater reports (and the
 // method its Retrier's classifier is given), the grpc.method of its
 // metrics: the read-modify-write of a deny policy as a whole, whose policy
 // name is in Attempt.Resource.
-const UpdateMethod = "iamretry.deny/Update"
+// Its value is "iamretry.deny/Update".
+const UpdateMethod = iammethods.DenyUpdate
 
 // Client is what an Updater reads and writes deny policies through. It is
 // met as it is by iam/apiv2's *PoliciesClient, whether built by
@@ -83,13 +84,7 @@ type config struct {
 // reruns on the Retrier's Backoff). An unknown value is refused by
 // NewUpdater with an error naming it.
 func WithConflictBackoff(s interceptor.ConflictBackoff) Option {
-	return func(c *config) {
-		if s != interceptor.SpreadConflicts && s != interceptor.DocumentedConflicts {
-			c.errs = append(c.errs, fmt.Errorf("WithConflictBackoff(%v): unknown schedule; use interceptor.SpreadConflicts or interceptor.DocumentedConflicts", s))
-			return
-		}
-		c.conflicts = s
-	}
+	return func(c *config) { updaters.SetConflicts(s, &c.conflicts, &c.errs) }
 }
 
 // CreateIfAbsent makes Update create a policy that does not exist
@@ -133,53 +128,10 @@ func WithPollInterval(d time.Duration) Option {
 // through, and each call and poll carries gax.WithRetry(nil).
 func NewUpdater(c Client, r *interceptor.Retrier, opts ...Option) (*Updater, error) {
 	cfg := config{poll: DefaultPollInterval}
-	if isNil(c) {
-		cfg.errs = append(cfg.errs, errors.New("NewUpdater needs a Client (iam/apiv2's PoliciesClient, gRPC or REST); got nil"))
-	}
-	switch {
-	case r == nil:
-		cfg.errs = append(cfg.errs, errors.New("NewUpdater needs the *interceptor.Retrier it runs on; got nil (build one with interceptor.New)"))
-	case !built(r):
-		cfg.errs = append(cfg.errs, errors.New("NewUpdater: the Retrier was not built by interceptor.New (a zero Retrier has no schedule, clock or budget): build it with interceptor.New"))
-	}
-	for i, o := range opts {
-		if o == nil {
-			cfg.errs = append(cfg.errs, fmt.Errorf("NewUpdater: option %d of %d is nil", i+1, len(opts)))
-			continue
-		}
-		o(&cfg)
-	}
-	if len(cfg.errs) > 0 {
-		for i, e := range cfg.errs {
-			cfg.errs[i] = fmt.Errorf("iamretry/deny: %w", e)
-		}
-		return nil, errors.Join(cfg.errs...)
+	if err := updaters.Check("iamretry/deny", c, "iam/apiv2's PoliciesClient, gRPC or REST", r, &cfg, &cfg.errs, opts); err != nil {
+		return nil, err
 	}
 	return &Updater{c: c, r: r, conflicts: cfg.conflicts, create: cfg.create, clock: r.Clock(), poll: cfg.poll}, nil
-}
-
-// built reports whether r was built by interceptor.New: each method of a
-// Retrier that was not panics, naming New.
-func built(r *interceptor.Retrier) (ok bool) {
-	defer func() {
-		if recover() != nil {
-			ok = false
-		}
-	}()
-	r.Backoff()
-	return true
-}
-
-func isNil(c Client) bool {
-	if c == nil {
-		return true
-	}
-	v := reflect.ValueOf(c)
-	switch v.Kind() {
-	case reflect.Pointer, reflect.Interface, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan:
-		return v.IsNil()
-	}
-	return false
 }
 
 // Update applies the changes, in order, to the rules of the deny policy

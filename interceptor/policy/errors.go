@@ -5,11 +5,10 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/googleapis/gax-go/v2/apierror"
 	grpccodes "google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/iamretry/iamretry/codes"
+	"github.com/iamretry/iamretry/interceptor/internal/updaters"
 )
 
 // MaxPrincipals is the most member entries an IAM policy may hold, counted
@@ -54,15 +53,7 @@ func (e *updateError) Unwrap() error { return e.err }
 // APIError, whose own status only guesses from the HTTP status): then the
 // code is the one its JSON body names (codes.CodeOf).
 func (e *updateError) GRPCStatus() *status.Status {
-	var se interface{ GRPCStatus() *status.Status }
-	if errors.As(e.err, &se) {
-		if ae, ok := se.(*apierror.APIError); !ok || ae.HTTPCode() <= 0 {
-			p := se.GRPCStatus().Proto()
-			p.Message = e.Error()
-			return status.FromProto(p)
-		}
-	}
-	return status.New(codes.CodeOf(e.err), e.Error())
+	return updaters.Status(e.err, e.Error())
 }
 
 // mutationError is the failure of a caller's own Mutation.

@@ -2,9 +2,6 @@ package policy
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"reflect"
 	"runtime"
 	"slices"
 	"sync"
@@ -12,12 +9,15 @@ import (
 	"cloud.google.com/go/iam/apiv1/iampb"
 
 	"github.com/iamretry/iamretry/interceptor"
+	"github.com/iamretry/iamretry/interceptor/internal/updaters"
+	"github.com/iamretry/iamretry/internal/iammethods"
 )
 
 // UpdateMethod is the Method of the Attempts an Updater reports (and the
 // method its classifier is given): the read-modify-write as a whole, whose
 // resource is in Attempt.Resource.
-const UpdateMethod = "iamretry.policy/Update"
+// Its value is "iamretry.policy/Update".
+const UpdateMethod = iammethods.PolicyUpdate
 
 // Updater changes IAM policies by read-modify-write, retried as Google's IAM
 // guidance says, and coalesces concurrent changes of one resource into one
@@ -47,13 +47,7 @@ type updaterConfig struct {
 // reruns on the Retrier's Backoff, as a transient failure). An unknown value
 // is refused by NewUpdater with an error naming it.
 func WithConflictBackoff(s interceptor.ConflictBackoff) Option {
-	return func(c *updaterConfig) {
-		if s != interceptor.SpreadConflicts && s != interceptor.DocumentedConflicts {
-			c.errs = append(c.errs, fmt.Errorf("WithConflictBackoff(%v): unknown schedule; use interceptor.SpreadConflicts or interceptor.DocumentedConflicts", s))
-			return
-		}
-		c.conflicts = s
-	}
+	return func(c *updaterConfig) { updaters.SetConflicts(s, &c.conflicts, &c.errs) }
 }
 
 // NewUpdater returns an Updater that reads and writes policies through c and
@@ -81,53 +75,10 @@ func WithConflictBackoff(s interceptor.ConflictBackoff) Option {
 // otherwise.
 func NewUpdater(c Client, r *interceptor.Retrier, opts ...Option) (*Updater, error) {
 	var cfg updaterConfig
-	if isNil(c) {
-		cfg.errs = append(cfg.errs, errors.New("NewUpdater needs a Client (an iam/apiv1 IamPolicyClient, a resourcemanager client, FromAdmin, FromConn, ...); got nil"))
-	}
-	switch {
-	case r == nil:
-		cfg.errs = append(cfg.errs, errors.New("NewUpdater needs the *interceptor.Retrier it runs on; got nil (build one with interceptor.New)"))
-	case !built(r):
-		cfg.errs = append(cfg.errs, errors.New("NewUpdater: the Retrier was not built by interceptor.New (a zero Retrier has no schedule, clock or budget): build it with interceptor.New"))
-	}
-	for i, o := range opts {
-		if o == nil {
-			cfg.errs = append(cfg.errs, fmt.Errorf("NewUpdater: option %d of %d is nil", i+1, len(opts)))
-			continue
-		}
-		o(&cfg)
-	}
-	if len(cfg.errs) > 0 {
-		for i, e := range cfg.errs {
-			cfg.errs[i] = fmt.Errorf("iamretry/policy: %w", e)
-		}
-		return nil, errors.Join(cfg.errs...)
+	if err := updaters.Check("iamretry/policy", c, "an iam/apiv1 IamPolicyClient, a resourcemanager client, FromAdmin, FromConn, ...", r, &cfg, &cfg.errs, opts); err != nil {
+		return nil, err
 	}
 	return &Updater{c: c, r: r, conflicts: cfg.conflicts, queues: map[string]*queue{}}, nil
-}
-
-// built reports whether r was built by interceptor.New: each method of a
-// Retrier that was not panics, naming New.
-func built(r *interceptor.Retrier) (ok bool) {
-	defer func() {
-		if recover() != nil {
-			ok = false
-		}
-	}()
-	r.Backoff()
-	return true
-}
-
-func isNil(c Client) bool {
-	if c == nil {
-		return true
-	}
-	v := reflect.ValueOf(c)
-	switch v.Kind() {
-	case reflect.Pointer, reflect.Interface, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan:
-		return v.IsNil()
-	}
-	return false
 }
 
 // Update applies the mutations, in order, to the IAM policy of resource and

@@ -4,11 +4,10 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/googleapis/gax-go/v2/apierror"
 	grpccodes "google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/iamretry/iamretry/codes"
+	"github.com/iamretry/iamretry/interceptor/internal/updaters"
 )
 
 // ErrPredefined is matched (errors.Is) by the error of an Update of a
@@ -63,15 +62,7 @@ func (e *updateError) Unwrap() error { return e.err }
 // error (a discovery client's *googleapi.Error, whose code the JSON body
 // names: codes.CodeOf).
 func (e *updateError) GRPCStatus() *status.Status {
-	var se interface{ GRPCStatus() *status.Status }
-	if errors.As(e.err, &se) {
-		if ae, ok := se.(*apierror.APIError); !ok || ae.HTTPCode() <= 0 {
-			p := se.GRPCStatus().Proto()
-			p.Message = e.Error()
-			return status.FromProto(p)
-		}
-	}
-	return status.New(codes.CodeOf(e.err), e.Error())
+	return updaters.Status(e.err, e.Error())
 }
 
 // changeError is the failure of a caller's own Change.

@@ -2,9 +2,6 @@ package role
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"reflect"
 	"slices"
 	"strings"
 
@@ -16,12 +13,15 @@ import (
 	"google.golang.org/protobuf/types/known/fieldmaskpb"
 
 	"github.com/iamretry/iamretry/interceptor"
+	"github.com/iamretry/iamretry/interceptor/internal/updaters"
+	"github.com/iamretry/iamretry/internal/iammethods"
 )
 
 // UpdateMethod is the Method of the Attempts an Updater reports (and the
 // method its classifier is given), and the grpc.method of its metrics: the
 // read-modify-write as a whole, whose role is in Attempt.Resource.
-const UpdateMethod = "iamretry.role/Update"
+// Its value is "iamretry.role/Update".
+const UpdateMethod = iammethods.RoleUpdate
 
 // noGAXRetry is passed on every call the Updater makes: the Updater owns
 // its retries, and the admin client's own would multiply them.
@@ -52,13 +52,7 @@ type config struct {
 // reruns on the Retrier's Backoff, as after a transient failure). An unknown
 // value is refused by NewUpdater with an error naming it.
 func WithConflictBackoff(s interceptor.ConflictBackoff) Option {
-	return func(c *config) {
-		if s != interceptor.SpreadConflicts && s != interceptor.DocumentedConflicts {
-			c.errs = append(c.errs, fmt.Errorf("WithConflictBackoff(%v): unknown schedule; use interceptor.SpreadConflicts or interceptor.DocumentedConflicts", s))
-			return
-		}
-		c.conflicts = s
-	}
+	return func(c *config) { updaters.SetConflicts(s, &c.conflicts, &c.errs) }
 }
 
 // NewUpdater returns an Updater that reads and writes custom roles through
@@ -75,53 +69,10 @@ func WithConflictBackoff(s interceptor.ConflictBackoff) Option {
 // and no Updater.
 func NewUpdater(c Client, r *interceptor.Retrier, opts ...Option) (*Updater, error) {
 	var cfg config
-	if isNil(c) {
-		cfg.errs = append(cfg.errs, errors.New("NewUpdater needs a Client (an admin.IamClient, iamv1.Roles, ...); got nil"))
-	}
-	switch {
-	case r == nil:
-		cfg.errs = append(cfg.errs, errors.New("NewUpdater needs the *interceptor.Retrier it runs on; got nil (build one with interceptor.New)"))
-	case !built(r):
-		cfg.errs = append(cfg.errs, errors.New("NewUpdater: the Retrier was not built by interceptor.New (a zero Retrier has no schedule, clock or budget): build it with interceptor.New"))
-	}
-	for i, o := range opts {
-		if o == nil {
-			cfg.errs = append(cfg.errs, fmt.Errorf("NewUpdater: option %d of %d is nil", i+1, len(opts)))
-			continue
-		}
-		o(&cfg)
-	}
-	if len(cfg.errs) > 0 {
-		for i, e := range cfg.errs {
-			cfg.errs[i] = fmt.Errorf("iamretry/role: %w", e)
-		}
-		return nil, errors.Join(cfg.errs...)
+	if err := updaters.Check("iamretry/role", c, "an admin.IamClient, iamv1.Roles, ...", r, &cfg, &cfg.errs, opts); err != nil {
+		return nil, err
 	}
 	return &Updater{c: c, r: r, conflicts: cfg.conflicts}, nil
-}
-
-// built reports whether r was built by interceptor.New: each method of a
-// Retrier that was not panics, naming New.
-func built(r *interceptor.Retrier) (ok bool) {
-	defer func() {
-		if recover() != nil {
-			ok = false
-		}
-	}()
-	r.Backoff()
-	return true
-}
-
-func isNil(c Client) bool {
-	if c == nil {
-		return true
-	}
-	v := reflect.ValueOf(c)
-	switch v.Kind() {
-	case reflect.Pointer, reflect.Interface, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan:
-		return v.IsNil()
-	}
-	return false
 }
 
 // Update applies the changes, in order, to the custom role name

@@ -84,10 +84,7 @@ func (c client) GetIamPolicy(ctx context.Context, req *iampb.GetIamPolicyRequest
 // SetIamPolicy writes the policy with its etag and update mask.
 func (c client) SetIamPolicy(ctx context.Context, req *iampb.SetIamPolicyRequest, _ ...gax.CallOption) (*iampb.Policy, error) {
 	q := &crm.SetIamPolicyRequest{Policy: new(crm.Policy)}
-	if err := jsonpolicy.FromProto(req.GetPolicy(), q.Policy); err != nil {
-		return nil, err
-	}
-	mask, err := jsonpolicy.Mask(req.GetUpdateMask())
+	mask, err := jsonpolicy.SetRequest(req, q.Policy)
 	if err != nil {
 		return nil, err
 	}

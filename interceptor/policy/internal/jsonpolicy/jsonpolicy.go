@@ -57,3 +57,13 @@ func Mask(m *fieldmaskpb.FieldMask) (string, error) {
 	err = json.Unmarshal(b, &s)
 	return s, err
 }
+
+// SetRequest fills dst, a pointer to a discovery Policy, from req's policy
+// and returns the JSON form of req's update mask: what a discovery
+// SetIamPolicyRequest carries.
+func SetRequest(req *iampb.SetIamPolicyRequest, dst any) (mask string, err error) {
+	if err := FromProto(req.GetPolicy(), dst); err != nil {
+		return "", err
+	}
+	return Mask(req.GetUpdateMask())
+}

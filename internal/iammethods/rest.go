@@ -1,4 +1,4 @@
-package interceptor
+package iammethods
 
 import (
 	"net/url"
@@ -11,23 +11,24 @@ import (
 	"google.golang.org/protobuf/types/known/fieldmaskpb"
 )
 
-// restRule maps an HTTP request to the gRPC method it transcodes to, so that
+// Rule maps an HTTP request to the gRPC method it transcodes to, so that
 // a REST request is judged by the same safe-to-retry table as a gRPC call.
 // The rules are the google.api.http rules of the IAM services, written out
 // with the host they are served on (the rules carry none: the mixin's
 // /v1/{resource=**}:getIamPolicy matches the admin service's paths too);
-// rest_internal_test.go checks them against the rules in the protos, which
-// are linked into the test only.
-type restRule struct {
+// interceptor/rest_internal_test.go checks them against the rules in the
+// protos, which are linked into the test only.
+type Rule struct {
 	service string   // first DNS label of the service's googleapis.com host
 	verb    string   // HTTP method
 	path    []string // segments after the version; "*" is one segment
 	custom  string   // custom verb after ':' on the last segment, or ""
-	method  string   // full gRPC method name
-	// body builds the request message SafeToRetry reads (SetIamPolicy,
+	// Method is the full gRPC method name.
+	Method string
+	// Body builds the request message SafeToRetry reads (SetIamPolicy,
 	// UpdateRole, UpdatePolicy, DeletePolicy: their etag and update mask),
 	// from the JSON body and the URL. nil: the method needs none.
-	body func(body []byte, u *url.URL) any
+	Body func(body []byte, u *url.URL) any
 }
 
 const (
@@ -41,29 +42,29 @@ const (
 	saKeys   = sa + "/keys"
 )
 
-func rule(service, verb, path, method string) restRule {
+func rule(service, verb, path, method string) Rule {
 	p, custom, _ := strings.Cut(path, ":")
-	r := restRule{service: service, verb: verb, path: strings.Split(p, "/"), custom: custom, method: method}
+	r := Rule{service: service, verb: verb, path: strings.Split(p, "/"), custom: custom, Method: method}
 	switch {
 	case strings.HasSuffix(method, "/SetIamPolicy"):
-		r.body = setIamPolicyBody
+		r.Body = setIamPolicyBody
 	case method == adminSvc+"UpdateRole":
-		r.body = updateRoleBody
+		r.Body = updateRoleBody
 	case method == v2+"UpdatePolicy":
-		r.body = updatePolicyBody
+		r.Body = updatePolicyBody
 	case method == v2+"DeletePolicy":
-		r.body = deletePolicyBody
+		r.Body = deletePolicyBody
 	}
 	return r
 }
 
-// restRules: the google.api.http rules of google.iam.admin.v1.IAM,
+// rules: the google.api.http rules of google.iam.admin.v1.IAM,
 // google.iam.credentials.v1.IAMCredentials, google.iam.v2.Policies (and
 // the polling of its operations) and the IAM methods of
 // google.cloud.resourcemanager.v3 Projects, Folders and Organizations. The first rule that matches wins; where two services share
 // a path (admin's and credentials' deprecated signBlob), both are equally
 // safe.
-var restRules = []restRule{
+var rules = []Rule{
 	rule("iam", "POST", "v1/"+sa+":getIamPolicy", adminSvc+"GetIamPolicy"),
 	rule("iam", "POST", "v1/"+sa+":setIamPolicy", adminSvc+"SetIamPolicy"),
 	rule("iam", "POST", "v1/"+sa+":testIamPermissions", adminSvc+"TestIamPermissions"),
@@ -132,20 +133,20 @@ var restRules = []restRule{
 // mixinRules: the IAM mixin (google.iam.v1.IAMPolicy), which every service
 // with IAM policies serves as POST /VERSION/{resource=**}:getIamPolicy (some
 // older APIs read with GET).
-var mixinRules = map[string]restRule{
-	"getIamPolicy":       {method: mixin + "GetIamPolicy"},
-	"setIamPolicy":       {method: mixin + "SetIamPolicy", body: setIamPolicyBody},
-	"testIamPermissions": {method: mixin + "TestIamPermissions"},
+var mixinRules = map[string]Rule{
+	"getIamPolicy":       {Method: mixin + "GetIamPolicy"},
+	"setIamPolicy":       {Method: mixin + "SetIamPolicy", Body: setIamPolicyBody},
+	"testIamPermissions": {Method: mixin + "TestIamPermissions"},
 }
 
-// restMethod returns the rule of the gRPC method an HTTP request transcodes
+// REST returns the rule of the gRPC method an HTTP request transcodes
 // to. On a googleapis.com host (iam.googleapis.com, its mTLS and regional
 // forms) only the rules of that service apply; on any other host (a private
 // endpoint, a test server) the first rule whose path matches. A request
 // that matches no rule of the IAM services but whose last segment ends in
 // :getIamPolicy, :setIamPolicy or :testIamPermissions is the IAM mixin.
 // ok is false for everything else.
-func restMethod(verb, host, path string) (restRule, bool) {
+func REST(verb, host, path string) (Rule, bool) {
 	// Mapping a request allocates nothing (the RoundTripper's success path
 	// maps every request when metrics are on): the host is compared without
 	// case folding into a new string, the segments go to an array on the
@@ -162,8 +163,8 @@ func restMethod(verb, host, path string) (restRule, bool) {
 		segs[len(segs)-1], custom = last[:i], last[i+1:]
 	}
 	if whole {
-		for i := range restRules {
-			r := &restRules[i] // not a copy of the rule per iteration
+		for i := range rules {
+			r := &rules[i] // not a copy of the rule per iteration
 			if len(r.path) == len(segs) && r.custom == custom && r.verb == verb &&
 				(service == "" || strings.EqualFold(service, r.service)) && segsMatch(r.path, segs) {
 				return *r, true
@@ -173,7 +174,7 @@ func restMethod(verb, host, path string) (restRule, bool) {
 	if m, ok := mixinRules[custom]; ok && (verb == "POST" || verb == "GET") && len(segs) >= 2 {
 		return m, true
 	}
-	return restRule{}, false
+	return Rule{}, false
 }
 
 // splitPath splits path at "/" as strings.Split would, into buf. A path of

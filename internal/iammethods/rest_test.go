@@ -1,4 +1,4 @@
-package interceptor
+package iammethods
 
 import (
 	"strings"
@@ -24,14 +24,14 @@ func TestRESTMappingAllocatesNothing(t *testing.T) {
 		{"GET", "example.com", "/", ""},
 	} {
 		var (
-			r  restRule
+			r  Rule
 			ok bool
 		)
-		if n := testing.AllocsPerRun(100, func() { r, ok = restMethod(c.verb, c.host, c.path) }); n != 0 {
+		if n := testing.AllocsPerRun(100, func() { r, ok = REST(c.verb, c.host, c.path) }); n != 0 {
 			t.Errorf("%s %s%s: %v allocations, want 0", c.verb, c.host, c.path, n)
 		}
-		if ok != (c.want != "") || r.method != c.want {
-			t.Errorf("%s %s%s maps to %q (%v), want %q", c.verb, c.host, c.path, r.method, ok, c.want)
+		if ok != (c.want != "") || r.Method != c.want {
+			t.Errorf("%s %s%s maps to %q (%v), want %q", c.verb, c.host, c.path, r.Method, ok, c.want)
 		}
 	}
 }
