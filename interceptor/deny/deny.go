@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -322,16 +323,21 @@ func (t *txn) modify(s state) (state, bool, error) {
 	if !s.absent {
 		work = proto.Clone(s.p).(*iampb.Policy)
 	}
-	changed := false
 	for _, c := range t.changes {
-		if c.apply(work) {
-			changed = true
-		}
+		c.apply(work)
 	}
-	if !changed {
+	// Judged by what the changes leave, not by each one's report: a rule
+	// added and removed again leaves the policy as read, and nothing is
+	// written (nor created).
+	if sameRules(work.GetRules(), s.p.GetRules()) {
 		return s, false, nil
 	}
 	return state{p: work, absent: s.absent}, true, nil
+}
+
+// sameRules reports whether a and b are the same rules in the same order.
+func sameRules(a, b []*iampb.PolicyRule) bool {
+	return slices.EqualFunc(a, b, func(x, y *iampb.PolicyRule) bool { return proto.Equal(x, y) })
 }
 
 func (t *txn) write(ctx context.Context, s state) (state, error) {
