@@ -153,7 +153,8 @@ func isNil(c Client) bool {
 // (status.Code(err) works, also for a REST client's errors; a
 // FAILED_PRECONDITION found to be a conflict is reported as ABORTED). When
 // ctx ends during a wait, the error has ctx's code and wraps the last
-// error; a ctx that has ended already sends nothing and gives an error
+// error; during a call, it has ctx's code and errors.Is finds ctx's error,
+// over gRPC as over REST; a ctx that has ended already sends nothing and gives an error
 // that wraps ctx's error and cause, with its code. Update runs on the
 // caller's goroutine: a panic in a Change or in the Client reaches its
 // caller.
@@ -180,7 +181,7 @@ func (u *Updater) Update(ctx context.Context, name string, changes ...Change) (*
 		Conflicts: u.conflicts,
 	})
 	if err != nil {
-		return nil, wrap(name, err)
+		return nil, wrapEnded(ctx, name, err)
 	}
 	return role, nil
 }
