@@ -218,9 +218,13 @@ func isNil(c Client) bool {
 // Changes made by neither AddRule nor RemoveRule, malformed rules, no
 // change at all and a malformed name are refused before any call, with an
 // error whose gRPC code is INVALID_ARGUMENT naming each. Otherwise it
-// returns the last error unchanged (see interceptor.Transact), or, when ctx
-// ends during a wait, an error whose code is the context's and that wraps
-// the last one.
+// returns the last error (see interceptor.Transact), or, when ctx ends
+// during a wait, an error whose code is the context's and that wraps the
+// last one; either wrapped in an error that names the policy, whose
+// status.Code is the cause's over gRPC and REST alike (codes.CodeOf's
+// reading of a REST error's body), and which errors.Is and errors.As see
+// through; when ctx ends during a call, errors.Is finds ctx's error on
+// either transport.
 func (u *Updater) Update(ctx context.Context, name string, changes ...Change) (*iampb.Policy, error) {
 	parent, id, err := splitName(name, u.create)
 	if err != nil {
@@ -242,7 +246,7 @@ func (u *Updater) Update(ctx context.Context, name string, changes ...Change) (*
 		Classify:  t.classify,
 	})
 	if err != nil {
-		return nil, err
+		return nil, wrapErr(ctx, name, err)
 	}
 	return s.p, nil
 }
