@@ -110,3 +110,32 @@ func TestRemoveRuleMatchesAsSet(t *testing.T) {
 		t.Fatalf("rules %v", p.GetRules())
 	}
 }
+
+// TestChangeKeepsItsOwnCopy: a Change made by AddRule or RemoveRule holds
+// its own copy of the rule: the caller reusing the slices and the
+// condition afterwards changes neither what is checked nor what is
+// written.
+func TestChangeKeepsItsOwnCopy(t *testing.T) {
+	g := newRig(t, "grpc", nil)
+	g.seed(rule(0))
+	r := deny.Rule{
+		DeniedPrincipals:  []string{"principal://goog/subject/a@example.com"},
+		DeniedPermissions: []string{"iam.googleapis.com/roles.delete"},
+		Condition:         &expr.Expr{Expression: `resource.matchTag("1/env", "prod")`},
+	}
+	want := deny.Rule{
+		DeniedPrincipals:  []string{"principal://goog/subject/a@example.com"},
+		DeniedPermissions: []string{"iam.googleapis.com/roles.delete"},
+		Condition:         &expr.Expr{Expression: `resource.matchTag("1/env", "prod")`},
+	}
+	add := deny.AddRule(r)
+	r.DeniedPrincipals[0] = "user:a@example.com" // malformed, had it been checked now
+	r.DeniedPermissions[0] = "iam.googleapis.com/roles.update"
+	r.Condition.Expression = ""
+	if _, err := g.u.Update(context.Background(), policyName, add); err != nil {
+		t.Fatal(err)
+	}
+	if g.count(want) != 1 {
+		t.Fatalf("stored %v, want the rule as it was given", g.srv.DenyPolicy(policyName).GetRules())
+	}
+}
