@@ -3,6 +3,7 @@ package deny
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -158,7 +159,9 @@ func NewUpdater(c Client, r *interceptor.Retrier, opts ...Option) (*Updater, err
 // timeout (which bounds each write with its wait: a wait it cuts off is a
 // transient failure, followed by a fresh read), not by r's retry deadline,
 // which counts from a failure: IAM does not say how long its operations
-// take, so give ctx a deadline.
+// take, so give ctx a deadline. A wait between polls that would end past
+// ctx's deadline is not started; when ctx ends (or its deadline would
+// pass) during the wait, the error has the context's code.
 //
 // With CreateIfAbsent, a policy that does not exist is created holding the
 // rules the changes add; when they add none, nothing is created and Update
@@ -167,9 +170,13 @@ func NewUpdater(c Client, r *interceptor.Retrier, opts ...Option) (*Updater, err
 // Changes made by neither AddRule nor RemoveRule, malformed rules, no
 // change at all and a malformed name are refused before any call, with an
 // error whose gRPC code is INVALID_ARGUMENT naming each. Otherwise it
-// returns the last error unchanged (see interceptor.Transact), or, when ctx
-// ends during a wait, an error whose code is the context's and that wraps
-// the last one.
+// returns the last error (see interceptor.Transact), or, when ctx ends
+// during a wait, an error whose code is the context's and that wraps the
+// last one; either wrapped in an error that names the policy, whose
+// status.Code is the cause's over gRPC and REST alike (codes.CodeOf's
+// reading of a REST error's body), and which errors.Is and errors.As see
+// through; when ctx ends during a call, errors.Is finds ctx's error on
+// either transport.
 func (u *Updater) Update(ctx context.Context, name string, changes ...Change) (*iampb.Policy, error) {
 	parent, id, err := splitName(name, u.create)
 	if err != nil {
@@ -179,6 +186,7 @@ func (u *Updater) Update(ctx context.Context, name string, changes ...Change) (*
 		return nil, err
 	}
 	t := &txn{u: u, name: name, parent: parent, id: id, changes: changes}
+	t.deadline, _ = ctx.Deadline()
 	s, err := interceptor.Transact(ctx, u.r, interceptor.ReadModifyWrite[state]{
 		Method:    UpdateMethod,
 		Resource:  name,
@@ -190,7 +198,7 @@ func (u *Updater) Update(ctx context.Context, name string, changes ...Change) (*
 		Classify:  t.classify,
 	})
 	if err != nil {
-		return nil, err
+		return nil, wrapErr(ctx, name, err)
 	}
 	return s.p, nil
 }
@@ -251,6 +259,8 @@ type txn struct {
 	changes []Change
 	// updating: the last write was an UpdatePolicy (not a create).
 	updating bool
+	// deadline is the caller's context's deadline; zero for none.
+	deadline time.Time
 }
 
 func (t *txn) read(ctx context.Context) (state, error) {
@@ -274,16 +284,21 @@ func (t *txn) modify(s state) (state, bool, error) {
 	if !s.absent {
 		work = proto.Clone(s.p).(*iampb.Policy)
 	}
-	changed := false
 	for _, c := range t.changes {
-		if c.apply(work) {
-			changed = true
-		}
+		c.apply(work)
 	}
-	if !changed {
+	// Judged by what the changes leave, not by each one's report: a rule
+	// added and removed again leaves the policy as read, and nothing is
+	// written (nor created).
+	if sameRules(work.GetRules(), s.p.GetRules()) {
 		return s, false, nil
 	}
 	return state{p: work, absent: s.absent}, true, nil
+}
+
+// sameRules reports whether a and b are the same rules in the same order.
+func sameRules(a, b []*iampb.PolicyRule) bool {
+	return slices.EqualFunc(a, b, func(x, y *iampb.PolicyRule) bool { return proto.Equal(x, y) })
 }
 
 func (t *txn) write(ctx context.Context, s state) (state, error) {
@@ -311,7 +326,7 @@ func (t *txn) write(ctx context.Context, s state) (state, error) {
 	if op == nil {
 		return state{}, status.Error(grpccodes.Internal, "the write answered no operation")
 	}
-	p, err := t.u.wait(ctx, op)
+	p, err := t.u.wait(ctx, t.deadline, op)
 	if err != nil {
 		return state{}, err
 	}
@@ -348,7 +363,10 @@ type operation interface {
 // GetOperation call (none once the operation is done), never a repeat of
 // the write. It returns the policy the operation answered, the
 // operation's error (a stale etag among them), or the poll's failure.
-func (u *Updater) wait(ctx context.Context, op operation) (*iampb.Policy, error) {
+//
+// deadline is the caller's (Update's ctx's), zero for none: ctx may be
+// shorter, the per-attempt timeout's, whose end is a cut, retried.
+func (u *Updater) wait(ctx context.Context, deadline time.Time, op operation) (*iampb.Policy, error) {
 	for n := 0; ; n++ {
 		p, err := op.Poll(ctx, noGAXRetry)
 		if err != nil {
@@ -360,10 +378,38 @@ func (u *Updater) wait(ctx context.Context, op operation) (*iampb.Policy, error)
 			}
 			return p, nil
 		}
-		if err := u.clock.Sleep(ctx, u.pollDelay(n)); err != nil {
-			return nil, err
+		d := u.pollDelay(n)
+		if !deadline.IsZero() && !u.clock.Now().Add(d).Before(deadline) {
+			// As the engine, never start a wait that would end past the
+			// caller's deadline (on the Retrier's clock, which may be a
+			// test's): no poll could come in time.
+			return nil, &waitError{err: context.DeadlineExceeded, late: true}
+		}
+		if err := u.clock.Sleep(ctx, d); err != nil {
+			return nil, &waitError{err: err}
 		}
 	}
+}
+
+// waitError ends the wait for an operation when ctx ends (or the caller's
+// deadline would pass before the next poll): its gRPC code is the
+// context's, and it wraps the context's error.
+type waitError struct {
+	err  error
+	late bool // the next poll would come after ctx's deadline
+}
+
+func (e *waitError) Error() string {
+	if e.late {
+		return "iamretry: deny: the operation was not done, and the next poll would come after the context's deadline"
+	}
+	return fmt.Sprintf("iamretry: deny: %v while waiting for the operation", e.err)
+}
+
+func (e *waitError) Unwrap() error { return e.err }
+
+func (e *waitError) GRPCStatus() *status.Status {
+	return status.New(status.FromContextError(e.err).Code(), e.Error())
 }
 
 // pollDelay is the wait after the n-th poll (from 0) that found the

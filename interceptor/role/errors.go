@@ -1,12 +1,14 @@
 package role
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
 	grpccodes "google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/iamretry/iamretry/codes"
 	"github.com/iamretry/iamretry/interceptor/internal/updaters"
 )
 
@@ -42,6 +44,10 @@ func invalid(format string, args ...any) error {
 type updateError struct {
 	name string
 	err  error
+	// ctx is the context's error when the context ended and the cause
+	// reports it by its code alone (gRPC's status errors do not wrap the
+	// context's error; a REST client's do): errors.Is finds it either way.
+	ctx error
 }
 
 func wrap(name string, err error) error {
@@ -50,6 +56,24 @@ func wrap(name string, err error) error {
 	}
 	return &updateError{name: name, err: err}
 }
+
+// wrapEnded is wrap for an error of a call made under ctx: when ctx has
+// ended and err carries its code without wrapping its error, errors.Is
+// finds the context's error too.
+func wrapEnded(ctx context.Context, name string, err error) error {
+	if err == nil {
+		return nil
+	}
+	e := &updateError{name: name, err: err}
+	if ce := ctx.Err(); ce != nil && !errors.Is(err, ce) && codes.CodeOf(err) == status.FromContextError(ce).Code() {
+		e.ctx = ce
+	}
+	return e
+}
+
+// Is reports whether target is the error of the context that ended the
+// call (see wrapEnded).
+func (e *updateError) Is(target error) bool { return e.ctx != nil && target == e.ctx }
 
 func (e *updateError) Error() string {
 	return fmt.Sprintf("iamretry/role: update of %s: %v", e.name, e.err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"unicode"
 
 	"cloud.google.com/go/iam/admin/apiv1/adminpb"
 	gax "github.com/googleapis/gax-go/v2"
@@ -93,7 +94,9 @@ func NewUpdater(c Client, r *interceptor.Retrier, opts ...Option) (*Updater, err
 // Change).
 //
 // Refused, with nothing written: a predefined role (ErrPredefined,
-// INVALID_ARGUMENT) and a malformed name (INVALID_ARGUMENT), before any
+// INVALID_ARGUMENT) and a malformed name (INVALID_ARGUMENT: a role ID is at
+// most 64 letters, digits, underscores and periods; a project or
+// organization ID holds no white space, '?', '#' or '%'), before any
 // call; a nil Change (INVALID_ARGUMENT), before any call; a deleted role
 // (ErrDeleted, FAILED_PRECONDITION) and a Change's error (wrapped, errors.Is
 // works), after the read. IAM's refusals (a permission it does not know, a
@@ -104,7 +107,8 @@ func NewUpdater(c Client, r *interceptor.Retrier, opts ...Option) (*Updater, err
 // (status.Code(err) works, also for a REST client's errors; a
 // FAILED_PRECONDITION found to be a conflict is reported as ABORTED). When
 // ctx ends during a wait, the error has ctx's code and wraps the last
-// error; a ctx that has ended already sends nothing and gives an error
+// error; during a call, it has ctx's code and errors.Is finds ctx's error,
+// over gRPC as over REST; a ctx that has ended already sends nothing and gives an error
 // that wraps ctx's error and cause, with its code. Update runs on the
 // caller's goroutine: a panic in a Change or in the Client reaches its
 // caller.
@@ -131,7 +135,7 @@ func (u *Updater) Update(ctx context.Context, name string, changes ...Change) (*
 		Conflicts: u.conflicts,
 	})
 	if err != nil {
-		return nil, wrap(name, err)
+		return nil, wrapEnded(ctx, name, err)
 	}
 	return role, nil
 }
@@ -147,8 +151,20 @@ func checkName(name string) error {
 		parts[1] == "" || parts[2] != "roles" || parts[3] == "" {
 		return invalid("%q is not a custom role's name: expected projects/PROJECT_ID/roles/ID or organizations/ORG_ID/roles/ID", name)
 	}
+	if strings.ContainsFunc(parts[1], func(r rune) bool { return unicode.IsSpace(r) || strings.ContainsRune("?#%", r) }) {
+		return invalid("%q is not a custom role's name: its project or organization ID %q holds white space, '?', '#' or '%%'", name, parts[1])
+	}
+	if id := parts[3]; len(id) > maxRoleID || strings.Trim(id, roleIDChars) != "" {
+		return invalid("%q is not a custom role's name: a role ID is at most %d letters, digits, underscores and periods, not %q", name, maxRoleID, id)
+	}
 	return nil
 }
+
+// A custom role's ID (https://cloud.google.com/iam/docs/creating-custom-roles).
+const (
+	maxRoleID   = 64
+	roleIDChars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_."
+)
 
 // rmw is one Update's read-modify-write: the Read, Modify and Write of its
 // interceptor.Transact.

@@ -1,0 +1,62 @@
+package deny
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/googleapis/gax-go/v2/apierror"
+	"google.golang.org/grpc/status"
+
+	"github.com/iamretry/iamretry/codes"
+)
+
+// updateError is what Update returns for a failure met after its checks:
+// it names the policy and wraps the cause, so that errors.Is and errors.As
+// see the cause and status.Code sees its gRPC code, over REST too (where
+// gax guesses a code from the HTTP status: a 400 FAILED_PRECONDITION would
+// read INVALID_ARGUMENT).
+type updateError struct {
+	name string
+	err  error
+	// ctx is the context's error when the context ended and the cause
+	// reports it by its code alone (gRPC's status errors do not wrap the
+	// context's error; a REST client's do): errors.Is finds it either way.
+	ctx error
+}
+
+func wrapErr(ctx context.Context, name string, err error) error {
+	if err == nil {
+		return nil
+	}
+	e := &updateError{name: name, err: err}
+	if ce := ctx.Err(); ce != nil && !errors.Is(err, ce) && codes.CodeOf(err) == status.FromContextError(ce).Code() {
+		e.ctx = ce
+	}
+	return e
+}
+
+func (e *updateError) Error() string {
+	return fmt.Sprintf("iamretry: deny.Update(%s): %v", e.name, e.err)
+}
+
+func (e *updateError) Unwrap() error { return e.err }
+
+// Is reports whether target is the error of the context that ended the
+// call (see wrapErr).
+func (e *updateError) Is(target error) bool { return e.ctx != nil && target == e.ctx }
+
+// GRPCStatus gives the error its cause's status with the whole message
+// (its details kept), or, for a REST error, the code codes.CodeOf reads
+// from its JSON body.
+func (e *updateError) GRPCStatus() *status.Status {
+	var se interface{ GRPCStatus() *status.Status }
+	if errors.As(e.err, &se) {
+		if ae, ok := se.(*apierror.APIError); !ok || ae.HTTPCode() <= 0 {
+			p := se.GRPCStatus().Proto()
+			p.Message = e.Error()
+			return status.FromProto(p)
+		}
+	}
+	return status.New(codes.CodeOf(e.err), e.Error())
+}
