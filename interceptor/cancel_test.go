@@ -29,7 +29,7 @@ func (s *script) realInvoker() func(ctx context.Context) error {
 
 // Cancelled before the first attempt: one attempt (the invoker decides
 // what to do with a dead context), its error unchanged, no wait.
-func TestAdversarialCancelBeforeFirstAttempt(t *testing.T) {
+func TestCancelBeforeFirstAttempt(t *testing.T) {
 	h := newHarness(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -47,7 +47,7 @@ func TestAdversarialCancelBeforeFirstAttempt(t *testing.T) {
 }
 
 // Cancelled during an attempt: the attempt's error, no retry.
-func TestAdversarialCancelDuringAttempt(t *testing.T) {
+func TestCancelDuringAttempt(t *testing.T) {
 	h := newHarness(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &script{block: 1}
@@ -86,7 +86,7 @@ func (c *cancellingClock) Sleep(ctx context.Context, d time.Duration) error {
 // further attempt is sent, and the error has the context's code and wraps
 // the server's last error, as the package promises for a context that
 // ends during a wait.
-func TestAdversarialCancelDuringAndAtEndOfWait(t *testing.T) {
+func TestCancelDuringAndAtEndOfWait(t *testing.T) {
 	for _, noticed := range []bool{true, false} {
 		for _, at := range []int{1, 3} {
 			ctx, cancel := context.WithCancel(context.Background())
@@ -130,7 +130,7 @@ func TestAdversarialCancelDuringAndAtEndOfWait(t *testing.T) {
 
 // A context deadline shorter than the first wait: the call ends at once
 // with the server's error, unchanged, and no wait is started.
-func TestAdversarialContextDeadlineShorterThanFirstWait(t *testing.T) {
+func TestContextDeadlineShorterThanFirstWait(t *testing.T) {
 	h := newHarness(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
@@ -145,7 +145,7 @@ func TestAdversarialContextDeadlineShorterThanFirstWait(t *testing.T) {
 }
 
 // A retry deadline shorter than the first wait: same, Reason DeadlineReached.
-func TestAdversarialRetryDeadlineShorterThanFirstWait(t *testing.T) {
+func TestRetryDeadlineShorterThanFirstWait(t *testing.T) {
 	for _, d := range []time.Duration{1, time.Second} { // the first wait is 1.5 s
 		h := newHarness(t, interceptor.WithDeadline(d))
 		s := &script{errs: fail(grpccodes.Internal, 5)}
@@ -158,7 +158,7 @@ func TestAdversarialRetryDeadlineShorterThanFirstWait(t *testing.T) {
 
 // Attempt caps of 1, at the Retrier and per call, and the per-call cap
 // overriding the Retrier's both ways.
-func TestAdversarialAttemptCapsOfOne(t *testing.T) {
+func TestAttemptCapsOfOne(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		opts  []interceptor.Option

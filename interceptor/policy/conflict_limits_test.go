@@ -14,13 +14,13 @@ import (
 	"github.com/iamretry/iamretry/internal/fakeiam"
 )
 
-// TestAdversarialNaNRandomConflictWait: a random source that returns NaN
+// TestNaNRandomConflictWait: a random source that returns NaN
 // (out of its contract) never makes a conflict rerun's wait negative: the
 // Updater still waits (the virtual clock moves), and observers see no
 // negative Wait. Before the fix the conflict schedule turned NaN into the
 // most negative Duration: an immediate rerun reported with a wait of
 // -2562047h.
-func TestAdversarialNaNRandomConflictWait(t *testing.T) {
+func TestNaNRandomConflictWait(t *testing.T) {
 	e := newEnv(t)
 	var waits []time.Duration
 	u, clk := updater(t, e.client, interceptor.WithRandom(func() float64 { return math.NaN() }),
@@ -65,10 +65,10 @@ func (c *optsClient) SetIamPolicy(ctx context.Context, req *iampb.SetIamPolicyRe
 	return c.Client.SetIamPolicy(ctx, req, opts...)
 }
 
-// TestAdversarialCallOptionsTurnGAXRetriesOff: every call the Updater
+// TestCallOptionsTurnGAXRetriesOff: every call the Updater
 // makes carries CallOptions that turn a GAPIC client's own retries off
 // (the Client doc used to say it calls without CallOptions).
-func TestAdversarialCallOptionsTurnGAXRetriesOff(t *testing.T) {
+func TestCallOptionsTurnGAXRetriesOff(t *testing.T) {
 	e := newEnv(t)
 	c := &optsClient{Client: e.client}
 	u, _ := updater(t, c)
