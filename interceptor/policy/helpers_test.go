@@ -2,6 +2,7 @@ package policy_test
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -138,3 +139,8 @@ func newUpdater(c policy.Client, opts ...interceptor.Option) (*policy.Updater, e
 	}
 	return policy.NewUpdater(c, r)
 }
+
+type gaxCallOption = gax.CallOption
+
+// goexit ends the calling goroutine as t.FailNow does.
+func goexit() { runtime.Goexit() }
