@@ -10,9 +10,9 @@ import (
 
 	"google.golang.org/grpc/codes"
 
+	"github.com/iamretry/iamretry/iamtest"
 	"github.com/iamretry/iamretry/interceptor"
 	"github.com/iamretry/iamretry/interceptor/policy"
-	"github.com/iamretry/iamretry/internal/fakeiam"
 	"github.com/iamretry/iamretry/internal/vclock"
 )
 
@@ -74,9 +74,9 @@ func herd(tb testing.TB, x *env, resource string, n int, coalesce bool) herdResu
 	var r herdResult
 	for _, c := range x.srv.Calls() {
 		switch c.Method {
-		case fakeiam.MethodGetIamPolicy:
+		case iamtest.MethodGetIamPolicy:
 			r.reads++
-		case fakeiam.MethodSetIamPolicy:
+		case iamtest.MethodSetIamPolicy:
 			r.writes++
 			if c.Code == codes.Aborted {
 				r.conflicts++

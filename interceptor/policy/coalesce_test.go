@@ -15,9 +15,9 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/iamretry/iamretry/iamtest"
 	"github.com/iamretry/iamretry/interceptor"
 	"github.com/iamretry/iamretry/interceptor/policy"
-	"github.com/iamretry/iamretry/internal/fakeiam"
 )
 
 // held is an Updater whose first read blocks until release is called, so
@@ -188,7 +188,7 @@ func TestCallerLeavesRunningBatch(t *testing.T) {
 		if n == 2 {
 			cancel()
 			<-hasLeft
-			return status.Error(codes.Aborted, fakeiam.ConcurrentChangeMessage)
+			return status.Error(codes.Aborted, "There were concurrent policy changes. Please retry the whole read-modify-write with exponential backoff.")
 		}
 		return nil
 	}
@@ -285,10 +285,10 @@ const (
 
 func faulty(t *testing.T) *env {
 	x := newEnv(t)
-	for _, m := range []string{fakeiam.MethodGetIamPolicy, fakeiam.MethodSetIamPolicy} {
+	for _, m := range []iamtest.Method{iamtest.MethodGetIamPolicy, iamtest.MethodSetIamPolicy} {
 		x.srv.SetFailureRate(m, 0.2, codes.Unavailable, codes.Internal)
 	}
-	x.srv.SetLostAnswerRate(fakeiam.MethodSetIamPolicy, 0.2)
+	x.srv.SetLostAnswerRate(iamtest.MethodSetIamPolicy, 0.2)
 	return x
 }
 
@@ -327,7 +327,7 @@ func stress(t *testing.T, x *env, pick func(i int) *policy.Updater) {
 	}
 	var lost, aborted int
 	for _, c := range x.srv.Calls() {
-		if c.Method == fakeiam.MethodSetIamPolicy && c.Code == codes.Unavailable && c.Injected {
+		if c.Method == iamtest.MethodSetIamPolicy && c.Code == codes.Unavailable && c.Injected {
 			lost++
 		}
 		if c.Code == codes.Aborted {

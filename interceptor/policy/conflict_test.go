@@ -10,9 +10,9 @@ import (
 	"cloud.google.com/go/iam/apiv1/iampb"
 	"google.golang.org/grpc/codes"
 
+	"github.com/iamretry/iamretry/iamtest"
 	"github.com/iamretry/iamretry/interceptor"
 	"github.com/iamretry/iamretry/interceptor/policy"
-	"github.com/iamretry/iamretry/internal/fakeiam"
 	"github.com/iamretry/iamretry/internal/vclock"
 )
 
@@ -45,7 +45,7 @@ func TestConflictSchedule(t *testing.T) {
 					{Role: "roles/editor", Members: []string{"user:other@example.com"}}}})
 			}
 			if n == 1 {
-				e.srv.FailNext(fakeiam.MethodGetIamPolicy, 1, codes.Unavailable)
+				e.srv.FailNext(iamtest.MethodGetIamPolicy, 1, codes.Unavailable)
 			}
 			return nil
 		}

@@ -12,9 +12,9 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/iamretry/iamretry/iamtest"
 	"github.com/iamretry/iamretry/interceptor"
 	"github.com/iamretry/iamretry/interceptor/policy"
-	"github.com/iamretry/iamretry/internal/fakeiam"
 )
 
 // contentionRun is what one run of N separate Updaters on one policy made.
@@ -38,8 +38,8 @@ func separateUpdaters(t *testing.T, n int, seed uint64, same bool, opts ...polic
 	t.Helper()
 	var run contentionRun
 	synctest.Test(t, func(t *testing.T) {
-		srv := fakeiam.Start(t)
-		srv.SetLatency(fakeiam.MethodSetIamPolicy, 50*time.Millisecond)
+		srv := iamtest.NewServer(t)
+		srv.SetLatency(iamtest.MethodSetIamPolicy, 50*time.Millisecond)
 		conn, err := srv.Dial(context.Background())
 		if err != nil {
 			t.Fatal(err)
@@ -77,7 +77,7 @@ func separateUpdaters(t *testing.T, n int, seed uint64, same bool, opts ...polic
 		}
 		wg.Wait()
 
-		run.writes = srv.CountCalls(fakeiam.MethodSetIamPolicy)
+		run.writes = srv.CountCalls(iamtest.MethodSetIamPolicy)
 		got := members(srv.Policy(res), "roles/viewer")
 		for i, err := range errs {
 			m := fmt.Sprintf("user:u%d@example.com", i)

@@ -14,9 +14,9 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/iamretry/iamretry/iamtest"
 	"github.com/iamretry/iamretry/interceptor"
 	"github.com/iamretry/iamretry/interceptor/policy"
-	"github.com/iamretry/iamretry/internal/fakeiam"
 )
 
 func TestUpdateContextForms(t *testing.T) {
@@ -39,7 +39,7 @@ func TestUpdateContextForms(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			e := newEnv(t)
 			u, _ := updater(t, e.client, interceptor.WithRandom(func() float64 { return 0.5 }), interceptor.WithoutRetryBudget())
-			e.srv.FailNext(fakeiam.MethodGetIamPolicy, c.fail, codes.Unavailable)
+			e.srv.FailNext(iamtest.MethodGetIamPolicy, c.fail, codes.Unavailable)
 			_, err := u.Update(c.ctx(context.Background()), res, grant)
 			if (err == nil) != c.ok {
 				t.Fatalf("Update: %v, want success %v", err, c.ok)
@@ -59,7 +59,7 @@ func TestUpdateContextForms(t *testing.T) {
 func TestUpdateDisableContextKeepsConflictReruns(t *testing.T) {
 	e := newEnv(t)
 	u, _ := updater(t, e.client)
-	e.srv.ConcurrentWriteNext(fakeiam.MethodSetIamPolicy, 2)
+	e.srv.ConcurrentWriteNext(iamtest.MethodSetIamPolicy, 2)
 	got, err := u.Update(interceptor.DisableContext(context.Background()), res, policy.AddBinding("roles/viewer", "user:a@example.com"))
 	if err != nil {
 		t.Fatalf("Update under DisableContext with 2 conflicts: %v", err)
@@ -79,7 +79,7 @@ func TestUpdateRetryNotFoundContextRead(t *testing.T) {
 	for _, opt := range []bool{true, false} {
 		e := newEnv(t)
 		u, _ := updater(t, e.client)
-		e.srv.FailNext(fakeiam.MethodGetIamPolicy, 2, codes.NotFound)
+		e.srv.FailNext(iamtest.MethodGetIamPolicy, 2, codes.NotFound)
 		ctx := context.Background()
 		if opt {
 			ctx = interceptor.RetryNotFoundContext(ctx)

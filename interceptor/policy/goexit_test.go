@@ -15,9 +15,9 @@ import (
 	"google.golang.org/grpc/status"
 
 	iamcodes "github.com/iamretry/iamretry/codes"
+	"github.com/iamretry/iamretry/iamtest"
 	"github.com/iamretry/iamretry/interceptor"
 	"github.com/iamretry/iamretry/interceptor/policy"
-	"github.com/iamretry/iamretry/internal/fakeiam"
 )
 
 // TestGoexitInLoggerOrClassifier runs its checks in a child
@@ -61,7 +61,7 @@ func goexitHookChild(t *testing.T) {
 		}
 		u, _ := updater(t, e.client, opt)
 		armed.Store(true)
-		e.srv.FailNext(fakeiam.MethodGetIamPolicy, 1, codes.Unavailable)
+		e.srv.FailNext(iamtest.MethodGetIamPolicy, 1, codes.Unavailable)
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		r := <-caller(u, ctx, policy.AddBinding("roles/viewer", "user:a@example.com"))
 		if res0, ok := r.(result); !ok || status.Code(res0.err) != codes.Internal {

@@ -12,21 +12,21 @@ import (
 	gax "github.com/googleapis/gax-go/v2"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/iamretry/iamretry/iamtest"
 	"github.com/iamretry/iamretry/interceptor"
 	"github.com/iamretry/iamretry/interceptor/policy"
-	"github.com/iamretry/iamretry/internal/fakeiam"
 	"github.com/iamretry/iamretry/internal/vclock"
 )
 
 // env is a fake IAM server and a raw-connection Client to it.
 type env struct {
-	srv    *fakeiam.Server
+	srv    *iamtest.Server
 	client policy.Client
 }
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
-	srv := fakeiam.Start(t)
+	srv := iamtest.NewServer(t)
 	conn, err := srv.Dial(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -47,8 +47,8 @@ func updater(t testing.TB, c policy.Client, opts ...interceptor.Option) (*policy
 	return u, clk
 }
 
-func (e *env) gets() int { return e.srv.CountCalls(fakeiam.MethodGetIamPolicy) }
-func (e *env) sets() int { return e.srv.CountCalls(fakeiam.MethodSetIamPolicy) }
+func (e *env) gets() int { return e.srv.CountCalls(iamtest.MethodGetIamPolicy) }
+func (e *env) sets() int { return e.srv.CountCalls(iamtest.MethodSetIamPolicy) }
 
 // hookClient wraps a Client: it records the requests and can run a hook
 // before each call (n counts the calls of that method, from 1). A hook

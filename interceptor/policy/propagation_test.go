@@ -10,19 +10,19 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/iamretry/iamretry/iamtest"
 	"github.com/iamretry/iamretry/interceptor"
 	"github.com/iamretry/iamretry/interceptor/policy"
-	"github.com/iamretry/iamretry/internal/fakeiam"
 	"github.com/iamretry/iamretry/internal/vclock"
 )
 
 // newAccountEnv is a fake whose new service accounts stay invisible for
 // 10 s of clk's time, a Client to it, and an account just created.
-func newAccountEnv(t *testing.T) (*fakeiam.Server, policy.Client, *vclock.Clock, string) {
+func newAccountEnv(t *testing.T) (*iamtest.Server, policy.Client, *vclock.Clock, string) {
 	t.Helper()
 	clk := vclock.New()
-	srv := fakeiam.Start(t, fakeiam.WithPropagationDelay(10*time.Second))
-	srv.SetClock(clk.Now)
+	srv := iamtest.NewServer(t, iamtest.WithClock(clk))
+	srv.SetPropagationDelay(10 * time.Second)
 	conn, err := srv.Dial(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -68,7 +68,7 @@ func TestGrantToNewAccount(t *testing.T) {
 		!strings.Contains(err.Error(), "interceptor.WithRetryNotFound()") {
 		t.Fatalf("without the opt-in: %v; want INVALID_ARGUMENT naming the option", err)
 	}
-	if n := srv2.CountCalls(fakeiam.MethodSetIamPolicy); n != 1 || len(clk2.Sleeps()) != 0 {
+	if n := srv2.CountCalls(iamtest.MethodSetIamPolicy); n != 1 || len(clk2.Sleeps()) != 0 {
 		t.Fatalf("without the opt-in: %d writes, waits %v; want 1 write and no wait", n, clk2.Sleeps())
 	}
 }

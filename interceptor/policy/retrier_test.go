@@ -10,9 +10,9 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/iamretry/iamretry/iamtest"
 	"github.com/iamretry/iamretry/interceptor"
 	"github.com/iamretry/iamretry/interceptor/policy"
-	"github.com/iamretry/iamretry/internal/fakeiam"
 	"github.com/iamretry/iamretry/internal/vclock"
 )
 
@@ -94,7 +94,7 @@ func TestUpdaterSharesTheRetriersBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.srv.FailNext(fakeiam.MethodGetIamPolicy, 1, codes.Unavailable)
+	e.srv.FailNext(iamtest.MethodGetIamPolicy, 1, codes.Unavailable)
 	_, err = u.Update(context.Background(), res, policy.AddBinding("roles/viewer", "user:a@example.com"))
 	if status.Code(err) != codes.Unavailable || e.gets() != 1 {
 		t.Fatalf("err %v after %d reads; want UNAVAILABLE after 1 (no budget left)", err, e.gets())
@@ -117,14 +117,14 @@ func TestUpdaterConflictsDoNotCountTowardMaxAttempts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.srv.ConcurrentWriteNext(fakeiam.MethodSetIamPolicy, 2)
+	e.srv.ConcurrentWriteNext(iamtest.MethodSetIamPolicy, 2)
 	if _, err := u.Update(context.Background(), res, policy.AddBinding("roles/viewer", "user:a@example.com")); err != nil {
 		t.Fatalf("2 conflicts under WithMaxAttempts(1): %v", err)
 	}
 	if e.sets() != 3 {
 		t.Fatalf("%d writes, want 3", e.sets())
 	}
-	e.srv.FailNext(fakeiam.MethodGetIamPolicy, 1, codes.Unavailable)
+	e.srv.FailNext(iamtest.MethodGetIamPolicy, 1, codes.Unavailable)
 	_, err = u.Update(context.Background(), res, policy.AddBinding("roles/viewer", "user:b@example.com"))
 	if status.Code(err) != codes.Unavailable {
 		t.Fatalf("a transient failure under WithMaxAttempts(1): %v; want it returned", err)

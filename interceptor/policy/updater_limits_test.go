@@ -13,9 +13,9 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/iamretry/iamretry/iamtest"
 	"github.com/iamretry/iamretry/interceptor"
 	"github.com/iamretry/iamretry/interceptor/policy"
-	"github.com/iamretry/iamretry/internal/fakeiam"
 	"github.com/iamretry/iamretry/internal/vclock"
 )
 
@@ -69,7 +69,7 @@ func TestUserCodePanicsReachCaller(t *testing.T) {
 			case "random":
 				randomPanics.Store(true)
 			}
-			e.srv.FailNext(fakeiam.MethodGetIamPolicy, 1, codes.Unavailable)
+			e.srv.FailNext(iamtest.MethodGetIamPolicy, 1, codes.Unavailable)
 			r := <-caller(u, context.Background(), policy.AddBinding("roles/viewer", "user:a@example.com"))
 			if s, ok := r.(string); !ok || !strings.HasPrefix(s, "panic: boom from the") {
 				t.Fatalf("the caller got %v, want the panic", r)
@@ -115,7 +115,7 @@ func TestGoexitInClientOrObserver(t *testing.T) {
 				g.armed.Store(true)
 			} else {
 				obsArmed.Store(true)
-				e.srv.FailNext(fakeiam.MethodGetIamPolicy, 1, codes.Unavailable)
+				e.srv.FailNext(iamtest.MethodGetIamPolicy, 1, codes.Unavailable)
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
@@ -159,7 +159,7 @@ func TestCancelledBeforeFirstAttempt(t *testing.T) {
 func TestDeadlineShorterThanFirstWait(t *testing.T) {
 	e := newEnv(t)
 	u, clk := updater(t, e.client, interceptor.WithRandom(func() float64 { return 0.5 }))
-	e.srv.FailNext(fakeiam.MethodGetIamPolicy, 1, codes.Unavailable)
+	e.srv.FailNext(iamtest.MethodGetIamPolicy, 1, codes.Unavailable)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_, err := u.Update(ctx, res, policy.AddBinding("roles/viewer", "user:a@example.com"))
@@ -167,7 +167,7 @@ func TestDeadlineShorterThanFirstWait(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a 1.5 s wait within a 5 s deadline: %v", err)
 	}
-	e.srv.FailNext(fakeiam.MethodGetIamPolicy, 1, codes.Unavailable)
+	e.srv.FailNext(iamtest.MethodGetIamPolicy, 1, codes.Unavailable)
 	ctx2, cancel2 := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel2()
 	gets := e.gets()
@@ -195,7 +195,7 @@ func TestCancelDuringWait(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.srv.FailNext(fakeiam.MethodGetIamPolicy, 1, codes.Unavailable)
+	e.srv.FailNext(iamtest.MethodGetIamPolicy, 1, codes.Unavailable)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
@@ -224,7 +224,7 @@ func TestCancelDuringWait(t *testing.T) {
 func TestMaxAttemptsOne(t *testing.T) {
 	e := newEnv(t)
 	u, _ := updater(t, e.client, interceptor.WithMaxAttempts(1))
-	e.srv.FailNext(fakeiam.MethodGetIamPolicy, 1, codes.Internal)
+	e.srv.FailNext(iamtest.MethodGetIamPolicy, 1, codes.Internal)
 	_, err := u.Update(context.Background(), res, policy.AddBinding("roles/viewer", "user:a@example.com"))
 	if status.Code(err) != codes.Internal || e.gets() != 1 || e.sets() != 0 {
 		t.Fatalf("err %v, %d reads, %d writes", err, e.gets(), e.sets())

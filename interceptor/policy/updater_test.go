@@ -16,9 +16,9 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/iamretry/iamretry/iamtest"
 	"github.com/iamretry/iamretry/interceptor"
 	"github.com/iamretry/iamretry/interceptor/policy"
-	"github.com/iamretry/iamretry/internal/fakeiam"
 )
 
 const res = "projects/p1"
@@ -215,8 +215,8 @@ func TestConflictRerunsFromTheRead(t *testing.T) {
 // write rerun the RMW from the read.
 func TestTransientFailuresRerun(t *testing.T) {
 	e := newEnv(t)
-	e.srv.FailNext(fakeiam.MethodGetIamPolicy, 1, codes.Unavailable)
-	e.srv.FailNext(fakeiam.MethodSetIamPolicy, 1, codes.Internal)
+	e.srv.FailNext(iamtest.MethodGetIamPolicy, 1, codes.Unavailable)
+	e.srv.FailNext(iamtest.MethodSetIamPolicy, 1, codes.Internal)
 	u, clk := updater(t, e.client)
 	if _, err := u.Update(context.Background(), res, policy.AddBinding("roles/viewer", "user:a@example.com")); err != nil {
 		t.Fatal(err)
@@ -233,7 +233,7 @@ func TestTransientFailuresRerun(t *testing.T) {
 // the server's last error, code intact.
 func TestRetryDeadline(t *testing.T) {
 	e := newEnv(t)
-	e.srv.FailNext(fakeiam.MethodGetIamPolicy, 100, codes.Unavailable)
+	e.srv.FailNext(iamtest.MethodGetIamPolicy, 100, codes.Unavailable)
 	u, clk := updater(t, e.client)
 	_, err := u.Update(context.Background(), res, policy.AddBinding("roles/viewer", "user:a@example.com"))
 	if status.Code(err) != codes.Unavailable || !strings.Contains(err.Error(), res) {
@@ -253,7 +253,7 @@ func TestRetryDeadline(t *testing.T) {
 // nothing and succeeds.
 func TestLostAnswerExactlyOnce(t *testing.T) {
 	e := newEnv(t)
-	e.srv.LoseNextAnswers(fakeiam.MethodSetIamPolicy, 1)
+	e.srv.LoseNextAnswers(iamtest.MethodSetIamPolicy, 1)
 	u, _ := updater(t, e.client)
 	got, err := u.Update(context.Background(), res, policy.AddBinding("roles/viewer", "user:a@example.com"))
 	if err != nil {
@@ -270,8 +270,8 @@ func TestLostAnswerExactlyOnce(t *testing.T) {
 // TestPermanentErrors: PERMISSION_DENIED on the read or the write returns
 // at once, code intact, the resource in the message.
 func TestPermanentErrors(t *testing.T) {
-	for _, method := range []string{fakeiam.MethodGetIamPolicy, fakeiam.MethodSetIamPolicy} {
-		t.Run(method[strings.LastIndex(method, "/")+1:], func(t *testing.T) {
+	for _, method := range []iamtest.Method{iamtest.MethodGetIamPolicy, iamtest.MethodSetIamPolicy} {
+		t.Run(string(method)[strings.LastIndex(string(method), "/")+1:], func(t *testing.T) {
 			e := newEnv(t)
 			e.srv.FailNext(method, 1, codes.PermissionDenied)
 			u, clk := updater(t, e.client)
@@ -339,7 +339,7 @@ func TestFailedPrecondition(t *testing.T) {
 			if n == 1 {
 				e.srv.SeedPolicy(res, &iampb.Policy{Bindings: []*iampb.Binding{
 					{Role: "roles/editor", Members: []string{"user:other@example.com"}}}})
-				e.srv.FailNext(fakeiam.MethodSetIamPolicy, 1, codes.FailedPrecondition)
+				e.srv.FailNext(iamtest.MethodSetIamPolicy, 1, codes.FailedPrecondition)
 			}
 			return nil
 		}
@@ -358,7 +358,7 @@ func TestFailedPrecondition(t *testing.T) {
 	})
 	t.Run("etag unchanged: returned", func(t *testing.T) {
 		e := newEnv(t)
-		e.srv.FailNext(fakeiam.MethodSetIamPolicy, 1, codes.FailedPrecondition)
+		e.srv.FailNext(iamtest.MethodSetIamPolicy, 1, codes.FailedPrecondition)
 		u, clk := updater(t, e.client)
 		_, err := u.Update(context.Background(), res, policy.AddBinding("roles/viewer", "user:a@example.com"))
 		if status.Code(err) != codes.FailedPrecondition || !strings.Contains(err.Error(), res) {
@@ -399,11 +399,12 @@ func TestPrincipalLimit(t *testing.T) {
 	if _, err := u.Update(ctx, res, policy.AddBinding("roles/browser", "user:x@example.com")); err != nil {
 		t.Fatalf("the 1500th entry: %v", err)
 	}
-	// A policy already past the limit (seeded behind IAM's back): a change
-	// that shrinks it is not refused here; the server has the last word.
-	e.srv.SeedPolicy(res, &iampb.Policy{Bindings: []*iampb.Binding{{Role: "roles/viewer", Members: many(1600)}}})
+	// A policy already past the limit (read so, as if IAM held one): a
+	// change that shrinks it is not refused here; the server has the last
+	// word.
+	over, _ := updater(t, &oversizedClient{Client: e.client, members: many(1600)})
 	before := e.sets()
-	_, err = u.Update(ctx, res, policy.RemoveMember("user:u0@example.com"))
+	_, err = over.Update(ctx, res, policy.RemoveMember("user:u0@example.com"))
 	if errors.Is(err, policy.ErrTooManyPrincipals) || e.sets() != before+1 {
 		t.Fatalf("shrinking was refused before the write: %v", err)
 	}
@@ -477,4 +478,20 @@ func TestNoBlindOverwrite(t *testing.T) {
 	if e.sets() != 0 {
 		t.Fatalf("%d writes", e.sets())
 	}
+}
+
+// oversizedClient reads every policy with one roles/viewer binding of
+// members in place of the stored bindings (the etag is the server's).
+type oversizedClient struct {
+	policy.Client
+	members []string
+}
+
+func (c *oversizedClient) GetIamPolicy(ctx context.Context, req *iampb.GetIamPolicyRequest, opts ...gax.CallOption) (*iampb.Policy, error) {
+	p, err := c.Client.GetIamPolicy(ctx, req, opts...)
+	if err != nil {
+		return nil, err
+	}
+	p.Bindings = []*iampb.Binding{{Role: "roles/viewer", Members: c.members}}
+	return p, nil
 }
