@@ -34,6 +34,7 @@ var (
 // TestIamPolicyClient: iam/apiv1's IamPolicyClient as it is, through a lost
 // answer and a conflict.
 func TestIamPolicyClient(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	srv := iamtest.NewServer(t)
 	c, err := iamapiv1.NewIamPolicyClient(ctx, srv.ClientOptions()...)
@@ -60,6 +61,7 @@ func TestIamPolicyClient(t *testing.T) {
 // TestProjectsClient: resourcemanager's ProjectsClient as it is, with a
 // conditional binding beside an unconditional one.
 func TestProjectsClient(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	srv := iamtest.NewServer(t)
 	c, err := resourcemanager.NewProjectsClient(ctx, srv.ClientOptions()...)
@@ -88,6 +90,7 @@ func TestProjectsClient(t *testing.T) {
 // (a conflict is detected), lost answers, and a refusal of what the admin
 // methods cannot send (an update_mask with audit_configs).
 func TestFromAdmin(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	srv := iamtest.NewServer(t)
 	c, err := admin.NewIamClient(ctx, srv.ClientOptions()...)
@@ -136,6 +139,7 @@ func TestFromAdmin(t *testing.T) {
 // TestFromConn: the raw google.iam.v1.IAMPolicy stub, with the routing
 // header GAPIC clients send and gRPC call options passed through gax.
 func TestFromConn(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	srv := iamtest.NewServer(t)
 	var mu sync.Mutex

@@ -21,6 +21,7 @@ import (
 // most negative Duration: an immediate rerun reported with a wait of
 // -2562047h.
 func TestNaNRandomConflictWait(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	var waits []time.Duration
 	u, clk := updater(t, e.client, interceptor.WithRandom(func() float64 { return math.NaN() }),
@@ -69,6 +70,7 @@ func (c *optsClient) SetIamPolicy(ctx context.Context, req *iampb.SetIamPolicyRe
 // makes carries CallOptions that turn a GAPIC client's own retries off
 // (the Client doc used to say it calls without CallOptions).
 func TestCallOptionsTurnGAXRetriesOff(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	c := &optsClient{Client: e.client}
 	u, _ := updater(t, c)

@@ -21,6 +21,7 @@ import (
 // retries the documented formula (counted in attempts), and
 // WithConflictBackoff(DocumentedConflicts) puts conflicts back on it.
 func TestConflictSchedule(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		opts  []interceptor.Option
 		popts []policy.Option
@@ -71,6 +72,7 @@ func TestConflictSchedule(t *testing.T) {
 }
 
 func TestNewUpdaterTakesConflictBackoff(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r, err := interceptor.New()
 	if err != nil {
@@ -91,6 +93,7 @@ func TestNewUpdaterTakesConflictBackoff(t *testing.T) {
 // the deadline. (Before, a draw near the top of the first window ended the
 // call at its first conflict, and the change was lost.)
 func TestConflictWaitsFitAShortDeadline(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	h := &hookClient{Client: e.client}
 	h.beforeSet = func(_ context.Context, n int, _ *iampb.SetIamPolicyRequest) error {

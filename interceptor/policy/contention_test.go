@@ -152,6 +152,7 @@ func contentionSame(t *testing.T, n, seeds int, same bool, opts ...policy.Option
 // writes per writer on average and 3.3 on the worst seed; and the stretch:
 // at N = 200 every writer landed within 30 s (of virtual time).
 func TestSeparateUpdatersContention(t *testing.T) {
+	t.Parallel()
 	seeds := contentionSeeds(t)
 	for _, n := range []int{100, 200} {
 		st := contention(t, n, seeds)
@@ -172,6 +173,7 @@ func TestSeparateUpdatersContention(t *testing.T) {
 // median time the loser lands, are no worse than the documented
 // schedule's. The tail is longer (see SpreadConflicts): logged, not a goal.
 func TestSeparateUpdatersFewWriters(t *testing.T) {
+	t.Parallel()
 	seeds := 100 // cheap at these sizes; fewer leave the medians to chance
 	for _, n := range []int{2, 5} {
 		same := n == 2
@@ -191,6 +193,7 @@ func TestSeparateUpdatersFewWriters(t *testing.T) {
 // TestSeparateUpdatersDocumented records the documented schedule's figures
 // beside the default's (not a goal: it loses changes at N = 200).
 func TestSeparateUpdatersDocumented(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("IAMRETRY_CONTENTION_SEEDS") == "" {
 		t.Skip("the documented schedule's figures: set IAMRETRY_CONTENTION_SEEDS")
 	}

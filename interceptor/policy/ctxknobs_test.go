@@ -20,6 +20,7 @@ import (
 )
 
 func TestUpdateContextForms(t *testing.T) {
+	t.Parallel()
 	grant := policy.AddBinding("roles/viewer", "user:a@example.com")
 	cases := []struct {
 		name  string
@@ -57,6 +58,7 @@ func TestUpdateContextForms(t *testing.T) {
 // TestUpdateDisableContextKeepsConflictReruns: DisableContext never stops
 // the reruns after a concurrent change.
 func TestUpdateDisableContextKeepsConflictReruns(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	u, _ := updater(t, e.client)
 	e.srv.ConcurrentWriteNext(iamtest.MethodSetIamPolicy, 2)
@@ -76,6 +78,7 @@ func TestUpdateDisableContextKeepsConflictReruns(t *testing.T) {
 // resource not visible yet) is retried under RetryNotFoundContext, and
 // returned at once without it.
 func TestUpdateRetryNotFoundContextRead(t *testing.T) {
+	t.Parallel()
 	for _, opt := range []bool{true, false} {
 		e := newEnv(t)
 		u, _ := updater(t, e.client)
@@ -97,6 +100,7 @@ func TestUpdateRetryNotFoundContextRead(t *testing.T) {
 // TestUpdateRetryNotFoundContextNewMember: a grant to a member not visible
 // yet is rerun under RetryNotFoundContext, as with WithRetryNotFound.
 func TestUpdateRetryNotFoundContextNewMember(t *testing.T) {
+	t.Parallel()
 	_, client, clk, member := newAccountEnv(t)
 	u, err := newUpdater(client, interceptor.WithClock(clk))
 	if err != nil {

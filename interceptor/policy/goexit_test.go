@@ -27,6 +27,7 @@ import (
 // the caller gets an INTERNAL error by its deadline, and a later Update of
 // the resource works (nothing wedged).
 func TestGoexitInLoggerOrClassifier(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("IAMRETRY_GOEXIT_HOOK_CHILD") == "1" {
 		goexitHookChild(t)
 		return

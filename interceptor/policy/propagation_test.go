@@ -41,6 +41,7 @@ func newAccountEnv(t *testing.T) (*iamtest.Server, policy.Client, *vclock.Clock,
 // WithRetryNotFound the Updater waits for it within its deadline, without
 // it returns the server's error at once, naming the option.
 func TestGrantToNewAccount(t *testing.T) {
+	t.Parallel()
 	_, client, clk, member := newAccountEnv(t)
 	u, err := newUpdater(client, interceptor.WithClock(clk), interceptor.WithRetryNotFound())
 	if err != nil {
@@ -77,6 +78,7 @@ func TestGrantToNewAccount(t *testing.T) {
 // metrics and span events) see the server's INVALID_ARGUMENT with class
 // Propagation, never a code the Updater made up.
 func TestGrantToNewAccountReportsTheServersCode(t *testing.T) {
+	t.Parallel()
 	_, client, clk, member := newAccountEnv(t)
 	var seen []interceptor.Attempt
 	u, err := newUpdater(client, interceptor.WithClock(clk), interceptor.WithRetryNotFound(),

@@ -23,6 +23,7 @@ import (
 // bounds each GetIamPolicy and SetIamPolicy call (each gets a context of
 // its own with that deadline); a read it cuts off is rerun.
 func TestUpdaterPerAttemptTimeoutBoundsEachCall(t *testing.T) {
+	t.Parallel()
 	const d = 100 * time.Millisecond
 	e := newEnv(t)
 	h := &hookClient{Client: e.client}
@@ -72,6 +73,7 @@ func (c stillClock) Sleep(ctx context.Context, _ time.Duration) error { return c
 // budget through another face (Do here; the interceptor alike) leaves the
 // Updater none: its transient failure is not retried.
 func TestUpdaterSharesTheRetriersBudget(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	var mu sync.Mutex
 	var reasons []interceptor.Reason
@@ -108,6 +110,7 @@ func TestUpdaterSharesTheRetriersBudget(t *testing.T) {
 // (never retry a single call) still lets the Updater rerun after conflicts,
 // which would otherwise lose the change.
 func TestUpdaterConflictsDoNotCountTowardMaxAttempts(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r, err := interceptor.New(interceptor.WithClock(vclock.New()), interceptor.WithMaxAttempts(1))
 	if err != nil {
@@ -134,6 +137,7 @@ func TestUpdaterConflictsDoNotCountTowardMaxAttempts(t *testing.T) {
 // TestUpdateRetryNotFoundContext: the per-call 404 opt-in on an Update's
 // context applies to a grant to a member not visible yet.
 func TestUpdateRetryNotFoundContext(t *testing.T) {
+	t.Parallel()
 	_, client, clk, member := newAccountEnv(t)
 	r, err := interceptor.New(interceptor.WithClock(clk))
 	if err != nil {

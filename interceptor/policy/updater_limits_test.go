@@ -47,6 +47,7 @@ func (c *panicClock) Now() time.Time {
 // goroutine, reaches the caller of Update as a panic in its goroutine; the
 // process survives and the resource is not wedged.
 func TestUserCodePanicsReachCaller(t *testing.T) {
+	t.Parallel()
 	for _, source := range []string{"Sleep", "Now", "random"} {
 		t.Run(source, func(t *testing.T) {
 			e := newEnv(t)
@@ -101,6 +102,7 @@ func (g *goexitClient) GetIamPolicy(ctx context.Context, req *iampb.GetIamPolicy
 // an observer (a t.FailNow there) neither hangs the caller nor wedges the
 // resource: the caller gets an error, later Updates work.
 func TestGoexitInClientOrObserver(t *testing.T) {
+	t.Parallel()
 	for _, source := range []string{"Client", "observer"} {
 		t.Run(source, func(t *testing.T) {
 			e := newEnv(t)
@@ -134,6 +136,7 @@ func TestGoexitInClientOrObserver(t *testing.T) {
 // TestCancelledBeforeFirstAttempt: a context already ended
 // reaches no server and returns its own code.
 func TestCancelledBeforeFirstAttempt(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	u, _ := updater(t, e.client)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -157,10 +160,15 @@ func TestCancelledBeforeFirstAttempt(t *testing.T) {
 // than the first wait would end: the wait is never started, and the caller
 // gets the server's own error at once (one read, the virtual clock still).
 func TestDeadlineShorterThanFirstWait(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	u, clk := updater(t, e.client, interceptor.WithRandom(func() float64 { return 0.5 }))
 	e.srv.FailNext(iamtest.MethodGetIamPolicy, 1, codes.Unavailable)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	// The deadlines are set on the virtual clock, moved an hour ahead of
+	// the wall clock first: the Updater measures them on that clock, and
+	// in real time they are an hour away, whatever the machine's load.
+	clk.Advance(time.Hour)
+	ctx, cancel := context.WithDeadline(context.Background(), clk.Now().Add(5*time.Second))
 	defer cancel()
 	_, err := u.Update(ctx, res, policy.AddBinding("roles/viewer", "user:a@example.com"))
 	// The first wait is 1.5 s; the deadline is 5 s away: that wait starts.
@@ -168,7 +176,7 @@ func TestDeadlineShorterThanFirstWait(t *testing.T) {
 		t.Fatalf("a 1.5 s wait within a 5 s deadline: %v", err)
 	}
 	e.srv.FailNext(iamtest.MethodGetIamPolicy, 1, codes.Unavailable)
-	ctx2, cancel2 := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	ctx2, cancel2 := context.WithDeadline(context.Background(), clk.Now().Add(500*time.Millisecond))
 	defer cancel2()
 	gets := e.gets()
 	before := clk.Now()
@@ -188,6 +196,7 @@ func TestDeadlineShorterThanFirstWait(t *testing.T) {
 // Updater waits between attempts: Update returns with the context's code,
 // and no further attempt reaches the server.
 func TestCancelDuringWait(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	// The wall clock, so that the wait is a real one the cancel cuts short.
 	u, err := newUpdater(e.client, interceptor.WithBackoff(interceptor.Backoff{Initial: time.Hour, Multiplier: 2, Max: time.Hour}),
@@ -222,6 +231,7 @@ func TestCancelDuringWait(t *testing.T) {
 // TestMaxAttemptsOne: an attempt cap of 1 makes one read and
 // returns the server's error.
 func TestMaxAttemptsOne(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	u, _ := updater(t, e.client, interceptor.WithMaxAttempts(1))
 	e.srv.FailNext(iamtest.MethodGetIamPolicy, 1, codes.Internal)
@@ -234,6 +244,7 @@ func TestMaxAttemptsOne(t *testing.T) {
 // TestNoMutations: an Update without mutations reads once and
 // writes nothing.
 func TestNoMutations(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	u, _ := updater(t, e.client)
 	p, err := u.Update(context.Background(), res)
@@ -252,6 +263,7 @@ func (nilClient) GetIamPolicy(context.Context, *iampb.GetIamPolicyRequest, ...ga
 // TestClientAnswersNil: a Client answering no policy and no
 // error gives an error, never a nil dereference or nil, nil.
 func TestClientAnswersNil(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	u, _ := updater(t, nilClient{e.client}, interceptor.WithMaxAttempts(2))
 	p, err := u.Update(context.Background(), res, policy.AddBinding("roles/viewer", "user:a@example.com"))
@@ -264,6 +276,7 @@ func TestClientAnswersNil(t *testing.T) {
 // the coalesced change that would pass it is refused alone, with
 // ErrTooManyPrincipals, and its batch-mate's change lands.
 func TestPrincipalLimitInBatch(t *testing.T) {
+	t.Parallel()
 	x := holdFirstRead(t)
 	// The held first Update adds user:first: seed so that it and a take
 	// the policy to MaxPrincipals exactly.
@@ -298,6 +311,7 @@ func TestPrincipalLimitInBatch(t *testing.T) {
 // and Remove refuse alike (INVALID_ARGUMENT, naming the member), and
 // nothing is read or written.
 func TestMembersAddRemoveRefuseAlike(t *testing.T) {
+	t.Parallel()
 	bad := []string{
 		"", " ", "user:", "user:@", "user:a@", "user:@b", "user:a@b@c", "USER:a@example.com",
 		"user:a@example.com ", "user :a@example.com", "serviceAccount:", "serviceAccount:p.svc.id.goog[",
@@ -326,6 +340,7 @@ func TestMembersAddRemoveRefuseAlike(t *testing.T) {
 // the same principal in another: adding again changes nothing, removing
 // in another case revokes it (email parts only; prefixes are exact).
 func TestMemberCaseAcrossAddRemove(t *testing.T) {
+	t.Parallel()
 	for _, pair := range [][2]string{
 		{"user:Alice@Example.com", "user:alice@EXAMPLE.COM"},
 		{"serviceAccount:Robot@P.iam.gserviceaccount.com", "serviceAccount:robot@p.iam.gserviceaccount.com"},

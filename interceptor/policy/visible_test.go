@@ -116,6 +116,7 @@ func (c *landingClient) SetIamPolicy(ctx context.Context, req *iampb.SetIamPolic
 // batch's write is refused; the second caller's change lands at once, and
 // only the first waits, until the account is visible (10 s).
 func TestBatchSplitGrantToNewAccount(t *testing.T) {
+	t.Parallel()
 	x := newNewAccountBatch(t, interceptor.WithRetryNotFound())
 	newcomer := x.queue(t, policy.AddBinding("roles/viewer", x.member))
 	visible := x.queue(t, policy.AddBinding("roles/viewer", "user:b@example.com"))
@@ -151,6 +152,7 @@ func TestBatchSplitGrantToNewAccount(t *testing.T) {
 // Without the opt-in, the split gives the new account's caller the server's
 // refusal at once, naming the option, and the visible member still lands.
 func TestBatchSplitGrantToNewAccountWithoutOptIn(t *testing.T) {
+	t.Parallel()
 	x := newNewAccountBatch(t)
 	newcomer := x.queue(t, policy.AddBinding("roles/viewer", x.member))
 	visible := x.queue(t, policy.AddBinding("roles/viewer", "user:b@example.com"))
@@ -172,6 +174,7 @@ func TestBatchSplitGrantToNewAccountWithoutOptIn(t *testing.T) {
 // opt-in and the ErrorInfo (IAM_PERMISSION_DENIED) that
 // interceptor.WaitVisible retries before its first good read.
 func TestPermissionDeniedNotRetriedByTheUpdater(t *testing.T) {
+	t.Parallel()
 	for _, method := range []iamtest.Method{iamtest.MethodGetIamPolicy, iamtest.MethodSetIamPolicy} {
 		t.Run(string(method)[strings.LastIndex(string(method), "/")+1:], func(t *testing.T) {
 			e := newEnv(t)
