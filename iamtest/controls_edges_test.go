@@ -22,6 +22,7 @@ import (
 // message that names the control (a bug in the test, never a silent
 // default), and leaves the server as it was.
 func TestControlsRefuseBadValues(t *testing.T) {
+	t.Parallel()
 	srv := iamtest.NewServer(t)
 	bad := []struct {
 		control string
@@ -91,6 +92,7 @@ func TestControlsRefuseBadValues(t *testing.T) {
 // Controls used from many goroutines while calls run (race detector), and
 // each control takes effect for the calls that arrive after it returns.
 func TestControlsConcurrentWithCalls(t *testing.T) {
+	t.Parallel()
 	srv := iamtest.NewServer(t)
 	c := iampb.NewIAMPolicyClient(srv.Conn())
 	ctx, cancel := context.WithCancel(context.Background())
@@ -150,6 +152,7 @@ func TestControlsConcurrentWithCalls(t *testing.T) {
 // ResetFaults removes every fault setting its doc lists, and keeps what it
 // says it keeps (propagation settings, call log, stored data).
 func TestResetFaultsResetsExactlyWhatItSays(t *testing.T) {
+	t.Parallel()
 	srv := iamtest.NewServer(t)
 	c := iampb.NewIAMPolicyClient(srv.Conn())
 	bg := context.Background()
@@ -196,6 +199,7 @@ func TestResetFaultsResetsExactlyWhatItSays(t *testing.T) {
 // every call ends with an error at once, Close returns, and Serve and
 // ServeREST after Close are refused with an error and close their listener.
 func TestCloseWithCallsInFlight(t *testing.T) {
+	t.Parallel()
 	srv, err := iamtest.New()
 	if err != nil {
 		t.Fatal(err)

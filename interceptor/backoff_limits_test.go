@@ -18,6 +18,7 @@ const longest = time.Duration(math.MaxInt64)
 // (base/2, base], Additive [base, base+max), None base. The promise must hold
 // at the largest base too, where float64(base) rounds above MaxInt64.
 func TestJitterRangesAtTheLargestBase(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		j      interceptor.Jitter
@@ -47,6 +48,7 @@ func TestJitterRangesAtTheLargestBase(t *testing.T) {
 // New refuses every Backoff whose Multiplier is not a finite number >= 1,
 // and Initial/Max at their extremes.
 func TestBackoffExtremesRefused(t *testing.T) {
+	t.Parallel()
 	for _, b := range []interceptor.Backoff{
 		{Initial: time.Second, Multiplier: math.Inf(1), Max: time.Minute},
 		{Initial: time.Second, Multiplier: math.NaN(), Max: time.Minute},
@@ -74,6 +76,7 @@ func TestBackoffExtremesRefused(t *testing.T) {
 // schedule into a retry storm: the wait stays within what the jitter
 // promises for r in [0, 1).
 func TestRandomOutsideUnitInterval(t *testing.T) {
+	t.Parallel()
 	for _, rnd := range []float64{1, 1.5, -0.5, math.NaN(), math.Inf(1), math.Inf(-1), 1e30, -1e30} {
 		for _, tc := range []struct {
 			name   string
@@ -114,6 +117,7 @@ func TestRandomOutsideUnitInterval(t *testing.T) {
 // The conflict schedule clamps r too: a NaN or 1 from a broken source
 // must not give a negative or zero wait.
 func TestConflictDelayRandomOutsideUnitInterval(t *testing.T) {
+	t.Parallel()
 	for _, rnd := range []float64{1, math.NaN(), math.Inf(1), -1} {
 		for n := range 3 {
 			if got := interceptor.SpreadConflicts.Delay(n, rnd); got <= 0 || got > 32*time.Second {

@@ -30,6 +30,7 @@ func (s *script) realInvoker() func(ctx context.Context) error {
 // Cancelled before the first attempt: one attempt (the invoker decides
 // what to do with a dead context), its error unchanged, no wait.
 func TestCancelBeforeFirstAttempt(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -48,6 +49,7 @@ func TestCancelBeforeFirstAttempt(t *testing.T) {
 
 // Cancelled during an attempt: the attempt's error, no retry.
 func TestCancelDuringAttempt(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &script{block: 1}
@@ -87,6 +89,7 @@ func (c *cancellingClock) Sleep(ctx context.Context, d time.Duration) error {
 // the server's last error, as the package promises for a context that
 // ends during a wait.
 func TestCancelDuringAndAtEndOfWait(t *testing.T) {
+	t.Parallel()
 	for _, noticed := range []bool{true, false} {
 		for _, at := range []int{1, 3} {
 			ctx, cancel := context.WithCancel(context.Background())
@@ -131,6 +134,7 @@ func TestCancelDuringAndAtEndOfWait(t *testing.T) {
 // A context deadline shorter than the first wait: the call ends at once
 // with the server's error, unchanged, and no wait is started.
 func TestContextDeadlineShorterThanFirstWait(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
@@ -146,6 +150,7 @@ func TestContextDeadlineShorterThanFirstWait(t *testing.T) {
 
 // A retry deadline shorter than the first wait: same, Reason DeadlineReached.
 func TestRetryDeadlineShorterThanFirstWait(t *testing.T) {
+	t.Parallel()
 	for _, d := range []time.Duration{1, time.Second} { // the first wait is 1.5 s
 		h := newHarness(t, interceptor.WithDeadline(d))
 		s := &script{errs: fail(grpccodes.Internal, 5)}
@@ -159,6 +164,7 @@ func TestRetryDeadlineShorterThanFirstWait(t *testing.T) {
 // Attempt caps of 1, at the Retrier and per call, and the per-call cap
 // overriding the Retrier's both ways.
 func TestAttemptCapsOfOne(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		opts  []interceptor.Option

@@ -19,6 +19,7 @@ import (
 // Retrier's interceptor (a different Retrier, with a longer schedule of its
 // own) or RoundTripper: the server sees exactly the owner's attempts.
 func TestOneOwnerPerCallCountsTheServersCalls(t *testing.T) {
+	t.Parallel()
 	clock := vclock.New()
 	outer, err := interceptor.New(interceptor.WithClock(clock), fixedRandom(0.5), interceptor.WithMaxAttempts(3))
 	if err != nil {
@@ -87,6 +88,7 @@ func TestOneOwnerPerCallCountsTheServersCalls(t *testing.T) {
 // accepted and a failing call still ends (within its context) with the
 // server's error, never a wrapped-around negative deadline.
 func TestOptionsAtTheirExtremes(t *testing.T) {
+	t.Parallel()
 	longest := time.Duration(math.MaxInt64)
 	for name, opts := range map[string][]interceptor.Option{
 		"WithDeadline(MaxInt64)":          {interceptor.WithDeadline(longest)},
@@ -138,6 +140,7 @@ func TestOptionsAtTheirExtremes(t *testing.T) {
 // of that read comes back with an error of the context's code that wraps
 // the *UnconfirmedError.
 func TestWaitVisibleCancelledWhileConfirming(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	clk := &cancellingClock{Clock: vclock.New(), at: 1, cancel: cancel, noticed: true}
 	r, err := interceptor.New(interceptor.WithClock(clk), fixedRandom(0.5))

@@ -30,6 +30,7 @@ import (
 // closed and its context cancelled); the same Retrier then serves the
 // next call.
 func TestGoexitInHooks(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("IAMRETRY_GOEXIT_HOOKS_CHILD") == "1" {
 		goexitHooksChild(t)
 		return

@@ -52,6 +52,7 @@ func (c bombClock) Sleep(ctx context.Context, d time.Duration) error {
 // Retrier works (nothing it shares, the budget above all, is left locked
 // or spent), on every face.
 func TestPanicsInUserCodeReachTheCaller(t *testing.T) {
+	t.Parallel()
 	type hook func(b *onceBomb) []interceptor.Option
 	hooks := map[string]hook{
 		"observer": func(b *onceBomb) []interceptor.Option {

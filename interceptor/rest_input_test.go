@@ -30,6 +30,7 @@ func mustURL(t *testing.T, s string) *url.URL {
 // Malformed requests that a base RoundTripper accepts or refuses: the
 // RoundTripper never panics on them, and retries what it can.
 func TestRESTMalformedRequests(t *testing.T) {
+	t.Parallel()
 	clock := vclock.New()
 	r := restRetrier(t, clock)
 
@@ -63,6 +64,7 @@ func (errBase) RoundTrip(*http.Request) (*http.Response, error) {
 
 // failingGetBody's GetBody fails after the first call.
 func TestRESTGetBodyFailsOnRetry(t *testing.T) {
+	t.Parallel()
 	clock := vclock.New()
 	r := restRetrier(t, clock)
 	base := &scriptedBase{answers: []httpAnswer{unavailable()}}
@@ -93,6 +95,7 @@ func TestRESTGetBodyFailsOnRetry(t *testing.T) {
 // falls back to the HTTP status; the final response's body reads whole
 // from the start, however long.
 func TestRESTErrorBodies(t *testing.T) {
+	t.Parallel()
 	huge := strings.Repeat("x", 3<<20)
 	for name, body := range map[string]string{
 		"empty":         "",
@@ -129,6 +132,7 @@ func (f rtFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r)
 // 503 is returned at once), negative and garbage (ignored: the backoff),
 // a date in the past (no floor).
 func TestRESTRetryAfterExtremes(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		v     string
 		sent  int
@@ -166,6 +170,7 @@ func TestRESTRetryAfterExtremes(t *testing.T) {
 // Cancelled during a REST wait: the error wraps the context's error and the
 // server's *googleapi.Error; the 503's body is closed; nothing more is sent.
 func TestRESTCancelDuringWait(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	clk := &cancellingClock{Clock: vclock.New(), at: 1, cancel: cancel, noticed: false}
 	r, err := interceptor.New(interceptor.WithClock(clk), fixedRandom(0.5))

@@ -35,6 +35,7 @@ func mustPanic(t *testing.T, f func()) (p any) {
 // reaches the caller and the attempt's context is cancelled on the way
 // (before: its timer lived on until the timeout, an hour here).
 func TestRESTBasePanicCancelsAttemptContext(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{"first attempt", "retry"} {
 		t.Run(name, func(t *testing.T) {
 			r := restRetrier(t, vclock.New(), interceptor.WithPerAttemptTimeout(time.Hour))
@@ -70,6 +71,7 @@ func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { re
 // response body is closed on the way (before: it stayed open, its
 // connection never reused; with a per-attempt timeout its context lived on).
 func TestRESTHookPanicClosesLastBody(t *testing.T) {
+	t.Parallel()
 	hooks := map[string]interceptor.Option{
 		"observer": interceptor.WithObserver(func(context.Context, interceptor.Attempt) { panic("boom: hook") }),
 		"logger":   interceptor.WithLogger(logging.LoggerFunc(func(context.Context, logging.Level, string, ...any) { panic("boom: hook") })),

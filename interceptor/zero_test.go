@@ -19,6 +19,7 @@ import (
 // worked until the first failure and then panicked deep inside (a nil
 // classifier), and Do panicked on its first failure the same way.
 func TestZeroRetrierPanicsAtOnce(t *testing.T) {
+	t.Parallel()
 	unavailable := func(context.Context) error { return status.Error(grpccodes.Unavailable, "down") }
 	var zero interceptor.Retrier
 	var nilR *interceptor.Retrier

@@ -25,6 +25,7 @@ import (
 // replay is made and fails ABORTED (B's grant survives too). A Retrier told
 // that everything is safe shows what the rule prevents.
 func TestLostSetIamPolicyWithBindingsMaskIsNotReplayed(t *testing.T) {
+	t.Parallel()
 	const resource = "projects/blind-replay"
 	for _, tc := range []struct {
 		name          string

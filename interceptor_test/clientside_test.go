@@ -138,6 +138,7 @@ func selfSigned(t *testing.T, notBefore, notAfter time.Time) (tls.Certificate, *
 // certificate, host name mismatch), from a real handshake, ends the call
 // after one attempt and no wait: the server never saw the request.
 func TestTLSVerificationFailureIsNotRetried(t *testing.T) {
+	t.Parallel()
 	now := time.Now()
 	good, goodLeaf := selfSigned(t, now.Add(-time.Hour), now.Add(time.Hour))
 	expired, expiredLeaf := selfSigned(t, now.Add(-2*time.Hour), now.Add(-time.Hour))
@@ -190,6 +191,7 @@ func TestTLSVerificationFailureIsNotRetried(t *testing.T) {
 // (invalid UTF-8 in a string field) fails INTERNAL on the client; it ends the
 // call after one attempt and no wait, and nothing reaches the server.
 func TestUnmarshallableRequestIsNotRetried(t *testing.T) {
+	t.Parallel()
 	fake := fakeiam.Start(t)
 	r, clk := newSkipRetrier(t)
 	var count attemptCounter

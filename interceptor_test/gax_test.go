@@ -28,6 +28,7 @@ import (
 // deadline gax puts on the context never looks near to it and each gax
 // attempt gets the interceptor's full WithMaxAttempts(4).
 func TestRetryAtOneLayer(t *testing.T) {
+	t.Parallel()
 	const perLayer = 4
 	measure := func(t *testing.T, disable bool) (calls int, err error) {
 		srv := fakeiam.Start(t)

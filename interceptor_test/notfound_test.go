@@ -23,6 +23,7 @@ import (
 // to its first two reads (as fakeiam.WithPropagationReads(2) would, set here
 // after the rig's own account exists).
 func TestNotFoundAfterCreate(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	getSA := func(g *e2eRig, sa *adminpb.ServiceAccount, opts ...gax.CallOption) error {
 		_, err := g.admin.GetServiceAccount(ctx, &adminpb.GetServiceAccountRequest{Name: sa.Name}, opts...)

@@ -27,6 +27,7 @@ const (
 // after exactly one attempt, through each kind of client, even where the
 // request is safe to retry (reads, etag writes).
 func TestNotRetriedOneAttempt(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cases := []struct {
 		name  string
@@ -113,6 +114,7 @@ func TestNotRetriedOneAttempt(t *testing.T) {
 // mints a new private key, so a transient failure is never retried: one
 // call, and no key beyond the one the server committed, if it did.
 func TestCreateServiceAccountKeyNeverRetried(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, c := range []struct {
 		name   string
@@ -148,6 +150,7 @@ func TestCreateServiceAccountKeyNeverRetried(t *testing.T) {
 // is retried after UNAVAILABLE and lands; a blind write (no etag), which
 // could undo a concurrent change if replayed, is not retried.
 func TestSetIamPolicyRetriedOnlyWithEtag(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, k := range e2eKinds {
 		t.Run(k.name+"/with etag", func(t *testing.T) {
@@ -196,6 +199,7 @@ func TestSetIamPolicyRetriedOnlyWithEtag(t *testing.T) {
 // the GAPIC clients) returns a call's first failure as it is; the next call,
 // without it, is retried again.
 func TestDisablePerCall(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, k := range e2eKinds {
 		t.Run(k.name, func(t *testing.T) {
@@ -231,6 +235,7 @@ func TestDisablePerCall(t *testing.T) {
 // to return ABORTED unchanged and not retry it (Conflict is never retried as
 // a lone write).
 func TestLostAnswerOnEtagWrite(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, k := range e2eKinds {
 		t.Run(k.name, func(t *testing.T) {

@@ -150,6 +150,7 @@ func runOwner(t *testing.T, k ownerKind, o outage, stacked bool) ownerRun {
 // read outage, a full write outage and a lost write answer; the change lands
 // exactly once when it can land at all.
 func TestUpdaterOverInterceptorRetriesAtOneLayer(t *testing.T) {
+	t.Parallel()
 	for _, k := range ownerKinds {
 		for _, o := range outages {
 			t.Run(k.name+"/"+o.name, func(t *testing.T) {

@@ -31,7 +31,8 @@ import (
 // Updater whose context lives, is transient to the Updater, as over gRPC:
 // the Updater reads again and the change is made.
 func TestRESTPerAttemptCutUnderUpdaterIsTransient(t *testing.T) {
-	g := newRESTRig(t, nil, interceptor.WithPerAttemptTimeout(100*time.Millisecond))
+	t.Parallel()
+	g := newRESTRig(t, nil, interceptor.WithPerAttemptTimeout(2*time.Second))
 	// The first read hangs (the fake's latency, on real timers) past the
 	// per-attempt timeout; the Updater's observer lifts it once the
 	// Updater has seen the failure, so the read it retries answers.
@@ -67,7 +68,8 @@ func TestRESTPerAttemptCutUnderUpdaterIsTransient(t *testing.T) {
 // TestRESTPerAttemptCutUnderDoIsTransient: the same under Retrier.Do over a
 // discovery client.
 func TestRESTPerAttemptCutUnderDoIsTransient(t *testing.T) {
-	g := newRESTRig(t, nil, interceptor.WithPerAttemptTimeout(100*time.Millisecond))
+	t.Parallel()
+	g := newRESTRig(t, nil, interceptor.WithPerAttemptTimeout(2*time.Second))
 	g.fake.SetLatency(fakeiam.MethodProjectsGetIamPolicy, time.Hour)
 	var n atomic.Int32
 	err := g.retrier.Do(context.Background(), "read", func(ctx context.Context) error {
@@ -78,7 +80,7 @@ func TestRESTPerAttemptCutUnderDoIsTransient(t *testing.T) {
 		return err
 	})
 	// 2 runs; more only if a loaded machine makes a later read outlast
-	// 100 ms too (also a cut, also retried).
+	// 2 s too (also a cut, also retried).
 	if err != nil || n.Load() < 2 {
 		t.Fatalf("Do: %d runs, err %v", n.Load(), err)
 	}
@@ -115,6 +117,7 @@ func flakyDialClient(t *testing.T, g *restRig, refuse int) *http.Client {
 // connection never left the client, so even a create (unsafe to send
 // again) is retried, through the discovery client; it lands once.
 func TestRESTDialRefusedUnsafeCreateRetried(t *testing.T) {
+	t.Parallel()
 	g := newRESTRig(t, nil)
 	svc, err := iamv1.NewService(context.Background(), option.WithEndpoint(g.srv.URL+"/"), option.WithHTTPClient(flakyDialClient(t, g, 1)))
 	if err != nil {
@@ -161,6 +164,7 @@ func resetAfterRead(armed *atomic.Bool, suffix string, act bool) func(http.Handl
 // a safe read is retried (GAPIC REST and discovery clients); a create is
 // not, and the caller gets an UNAVAILABLE transport error.
 func TestRESTConnectionLostAfterWrite(t *testing.T) {
+	t.Parallel()
 	t.Run("GAPIC GetIamPolicy retried", func(t *testing.T) {
 		var armed atomic.Bool
 		g := newRESTRig(t, resetAfterRead(&armed, ":getIamPolicy", false))
@@ -195,6 +199,7 @@ func TestRESTConnectionLostAfterWrite(t *testing.T) {
 // create is retried after 5 s, though it is unsafe to send again (a 429 is a
 // definite rejection), and lands once.
 func TestREST429RetryAfterThroughDiscovery(t *testing.T) {
+	t.Parallel()
 	var armed atomic.Bool
 	g := newRESTRig(t, func(h http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -225,6 +230,7 @@ func TestREST429RetryAfterThroughDiscovery(t *testing.T) {
 // UNKNOWN is retried for a GAPIC REST client's read, and never for a
 // discovery create.
 func TestREST500UnknownThroughGAPIC(t *testing.T) {
+	t.Parallel()
 	var left atomic.Int32
 	g := newRESTRig(t, func(h http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -256,6 +262,7 @@ func TestREST500UnknownThroughGAPIC(t *testing.T) {
 // RoundTripper): Retrier.Do over a discovery client reads the 429's
 // Retry-After as RetryInfo, as over gRPC: it retries after that delay.
 func TestREST429RetryAfterUnderDo(t *testing.T) {
+	t.Parallel()
 	var armed atomic.Bool
 	g := newRESTRig(t, func(h http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -154,6 +154,7 @@ func restClientCases() []restClientCase {
 }
 
 func TestRESTDocumentedWaitsOn503x3(t *testing.T) {
+	t.Parallel()
 	for _, c := range restClientCases() {
 		t.Run(c.name, func(t *testing.T) {
 			g := newRESTRig(t, nil)
@@ -173,6 +174,7 @@ func TestRESTDocumentedWaitsOn503x3(t *testing.T) {
 }
 
 func TestRESTNotFoundOnlyWithOptIn(t *testing.T) {
+	t.Parallel()
 	g := newRESTRig(t, nil)
 	get := func(ctx context.Context) error {
 		_, err := g.iam.Projects.ServiceAccounts.Get(g.sa).Context(ctx).Do()
@@ -196,6 +198,7 @@ func TestRESTNotFoundOnlyWithOptIn(t *testing.T) {
 }
 
 func TestRESTCreateKeyNeverRetriedOn503RetriedOnOptedIn404(t *testing.T) {
+	t.Parallel()
 	g := newRESTRig(t, nil)
 	create := func(ctx context.Context) error {
 		_, err := g.iam.Projects.ServiceAccounts.Keys.Create(g.sa, &iamv1.CreateServiceAccountKeyRequest{}).Context(ctx).Do()
@@ -222,6 +225,7 @@ func TestRESTCreateKeyNeverRetriedOn503RetriedOnOptedIn404(t *testing.T) {
 }
 
 func TestRESTSetIamPolicyReplayedOnlyWithEtag(t *testing.T) {
+	t.Parallel()
 	g := newRESTRig(t, nil)
 	ctx := context.Background()
 	p, err := g.crm.Projects.GetIamPolicy("projects/p1", &crm.GetIamPolicyRequest{}).Do()
@@ -246,6 +250,7 @@ func TestRESTSetIamPolicyReplayedOnlyWithEtag(t *testing.T) {
 }
 
 func TestRESTLostSetAnswerKeepsOtherWritersGrant(t *testing.T) {
+	t.Parallel()
 	g := newRESTRig(t, nil)
 	ctx := context.Background()
 	p, err := g.crm.Projects.GetIamPolicy("projects/p1", &crm.GetIamPolicyRequest{}).Do()
@@ -289,6 +294,7 @@ func TestRESTLostSetAnswerKeepsOtherWritersGrant(t *testing.T) {
 }
 
 func TestRESTRetryAfterAndRetryInfoHonoured(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	first := true
 	g := newRESTRig(t, func(h http.Handler) http.Handler {
@@ -316,6 +322,7 @@ func TestRESTRetryAfterAndRetryInfoHonoured(t *testing.T) {
 }
 
 func TestRESTBodyReplayWithGetBody(t *testing.T) {
+	t.Parallel()
 	g := newRESTRig(t, nil)
 	g.fake.FailNext(fakeiam.MethodTestIamPermissions, 2, codes.Internal)
 	// A GAPIC REST client's body is a bytes.Reader: GetBody is set.
@@ -337,6 +344,7 @@ func TestRESTBodyReplayWithGetBody(t *testing.T) {
 // adapter, under 20% injected failures and 20% lost answers: every change
 // lands exactly once.
 func TestRESTUpdaterOverDiscoveryAdapters(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name     string
 		client   func(g *restRig) policy.Client

@@ -25,6 +25,7 @@ import (
 // fails at once naming the opt-in, and lands with it; status.Code of what
 // Update returns is the server's code.
 func TestRESTUpdaterReadsTheServersCodes(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		client func(g *restRig) policy.Client

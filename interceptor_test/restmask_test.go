@@ -32,6 +32,7 @@ import (
 // is checked: the replay is made and refused with 409 ABORTED. A Retrier
 // told that everything is safe shows what the rule prevents.
 func TestRESTLostSetIamPolicyWithBindingsMaskIsNotReplayed(t *testing.T) {
+	t.Parallel()
 	const resource = "projects/p1"
 	type writeFunc func(ctx context.Context, g *restRig, etag, mask string) error
 	clients := []struct {
@@ -156,6 +157,7 @@ func crmGrants(p *crm.Policy, role, member string) bool {
 // updateMask is empty or names etag, read from the discovery client's JSON
 // body by the RoundTripper.
 func TestRESTSetIamPolicyMaskDecidesReplayOn503(t *testing.T) {
+	t.Parallel()
 	g := newRESTRig(t, nil)
 	ctx := context.Background()
 	for _, tc := range []struct {

@@ -67,6 +67,7 @@ type soakResult struct {
 // here; refusals are counted (Reason BudgetExhausted) and reported, and a
 // call they stop counts as a legitimate give-up.
 func TestRandomFaultSoak(t *testing.T) {
+	t.Parallel()
 	start := time.Now()
 	all := runSoak(t)
 	if all.succeeded+all.gaveUpDeadline+all.gaveUpBudget != soakCalls {

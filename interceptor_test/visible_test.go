@@ -21,6 +21,7 @@ import (
 // once. With a PERMISSION_DENIED cap of 2, the third PERMISSION_DENIED is
 // returned as the server sent it.
 func TestWaitVisibleThroughTheAdminClient(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name  string
 		opts  []interceptor.VisibleOption

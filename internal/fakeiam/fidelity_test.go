@@ -85,6 +85,7 @@ func errorInfo(err error) string {
 }
 
 func TestHiddenAccountAnswersPropagationCodes(t *testing.T) {
+	t.Parallel()
 	c := newClients(t, WithPropagationReads(3), WithPropagationCodes(codes.NotFound, codes.PermissionDenied))
 	ctx := context.Background()
 	sa := c.createSA(t, "p", "new-robot")
@@ -117,6 +118,7 @@ func TestHiddenAccountAnswersPropagationCodes(t *testing.T) {
 }
 
 func TestGrantToHiddenAccountIsInvalidArgument(t *testing.T) {
+	t.Parallel()
 	c := newClients(t, WithPropagationDelay(10*time.Second))
 	ctx := context.Background()
 	sa := c.createSA(t, "p", "new-robot")
@@ -133,6 +135,7 @@ func TestGrantToHiddenAccountIsInvalidArgument(t *testing.T) {
 }
 
 func TestRefuseUnknownServiceAccounts(t *testing.T) {
+	t.Parallel()
 	c := newClients(t)
 	grant := &iampb.Policy{Bindings: []*iampb.Binding{binding("roles/viewer", "serviceAccount:ghost@p.iam.gserviceaccount.com")}}
 	if _, err := c.set("folders/1", grant); err != nil {
@@ -150,6 +153,7 @@ func TestRefuseUnknownServiceAccounts(t *testing.T) {
 }
 
 func TestStaleReadsAnswerPreviousPolicy(t *testing.T) {
+	t.Parallel()
 	c := newClients(t, WithStaleReads(5*time.Second))
 	first, err := c.set("folders/s", &iampb.Policy{Bindings: []*iampb.Binding{binding("roles/viewer", "user:a@example.com")}})
 	if err != nil {
@@ -173,6 +177,7 @@ func TestStaleReadsAnswerPreviousPolicy(t *testing.T) {
 }
 
 func TestWriteBelowStoredVersionRefused(t *testing.T) {
+	t.Parallel()
 	c := newClients(t)
 	v3, err := c.set("folders/v", &iampb.Policy{Version: 3, Bindings: []*iampb.Binding{condBinding("roles/viewer", "user:a@example.com")}})
 	if err != nil {
@@ -191,6 +196,7 @@ func TestWriteBelowStoredVersionRefused(t *testing.T) {
 }
 
 func TestConditionalReadBelowVersion3(t *testing.T) {
+	t.Parallel()
 	c := newClients(t)
 	if _, err := c.set("folders/c", &iampb.Policy{Version: 3, Bindings: []*iampb.Binding{
 		condBinding("roles/viewer", "user:a@example.com"), binding("roles/editor", "user:b@example.com")}}); err != nil {
@@ -213,6 +219,7 @@ func TestConditionalReadBelowVersion3(t *testing.T) {
 }
 
 func TestMemberCaseFolded(t *testing.T) {
+	t.Parallel()
 	c := newClients(t)
 	got, err := c.set("folders/m", &iampb.Policy{Bindings: []*iampb.Binding{binding("roles/viewer",
 		"user:Alice@Example.COM", "user:alice@example.com", "group:Ops@Example.com", "domain:Example.com",
@@ -230,6 +237,7 @@ func TestMemberCaseFolded(t *testing.T) {
 }
 
 func TestWorkloadIdentityAndDeletedPrincipalAccepted(t *testing.T) {
+	t.Parallel()
 	c := newClients(t)
 	members := []string{"serviceAccount:my-proj.svc.id.goog[default/my-ksa]",
 		"deleted:principal://iam.googleapis.com/locations/global/workforcePools/pool/subject/bob"}
@@ -244,6 +252,7 @@ func TestWorkloadIdentityAndDeletedPrincipalAccepted(t *testing.T) {
 }
 
 func TestUnknownProjectPermissionDenied(t *testing.T) {
+	t.Parallel()
 	c := newClients(t)
 	ctx := context.Background()
 	if _, err := c.projects.GetIamPolicy(ctx, &iampb.GetIamPolicyRequest{Resource: "projects/anything"}); err != nil {
@@ -271,6 +280,7 @@ func TestUnknownProjectPermissionDenied(t *testing.T) {
 }
 
 func TestWildcardUnknownAccountPermissionDenied(t *testing.T) {
+	t.Parallel()
 	c := newClients(t)
 	ctx := context.Background()
 	_, err := c.admin.GetServiceAccount(ctx, &adminpb.GetServiceAccountRequest{Name: "projects/-/serviceAccounts/fake@example.com"})
@@ -280,6 +290,7 @@ func TestWildcardUnknownAccountPermissionDenied(t *testing.T) {
 }
 
 func TestUserManagedKeyLimit(t *testing.T) {
+	t.Parallel()
 	c := newClients(t)
 	ctx := context.Background()
 	sa := c.createSA(t, "p", "key-robot")
@@ -293,6 +304,7 @@ func TestUserManagedKeyLimit(t *testing.T) {
 }
 
 func TestKeyCreationDisabledByOrgPolicy(t *testing.T) {
+	t.Parallel()
 	c := newClients(t)
 	ctx := context.Background()
 	sa := c.createSA(t, "p", "key-robot")
@@ -315,6 +327,7 @@ func TestKeyCreationDisabledByOrgPolicy(t *testing.T) {
 }
 
 func TestPKCS12KeyIsPKCS12(t *testing.T) {
+	t.Parallel()
 	c := newClients(t)
 	sa := c.createSA(t, "p", "key-robot")
 	key, err := c.admin.CreateServiceAccountKey(context.Background(), &adminpb.CreateServiceAccountKeyRequest{
@@ -339,6 +352,7 @@ func TestPKCS12KeyIsPKCS12(t *testing.T) {
 }
 
 func TestInjectedErrorsShapedLikeIAM(t *testing.T) {
+	t.Parallel()
 	c := newClients(t)
 	ctx := context.Background()
 	c.srv.FailNextWith(MethodGetIamPolicy, 1, QuotaExceededError())
@@ -369,6 +383,7 @@ func TestInjectedErrorsShapedLikeIAM(t *testing.T) {
 }
 
 func TestProjectRefusesAllUsers(t *testing.T) {
+	t.Parallel()
 	c := newClients(t)
 	for _, m := range []string{"allUsers", "allAuthenticatedUsers"} {
 		_, err := c.projects.SetIamPolicy(context.Background(), &iampb.SetIamPolicyRequest{Resource: "projects/p",
@@ -385,6 +400,7 @@ func TestProjectRefusesAllUsers(t *testing.T) {
 }
 
 func TestProjectOwnerNeedsInvitation(t *testing.T) {
+	t.Parallel()
 	c := newClients(t)
 	ctx := context.Background()
 	owner := &iampb.Policy{Bindings: []*iampb.Binding{binding("roles/owner", "user:bob@example.com", "serviceAccount:sa@p.iam.gserviceaccount.com")}}
@@ -397,6 +413,7 @@ func TestProjectOwnerNeedsInvitation(t *testing.T) {
 }
 
 func TestKnownRolesOnly(t *testing.T) {
+	t.Parallel()
 	c := newClients(t)
 	p := &iampb.Policy{Bindings: []*iampb.Binding{binding("roles/pubsub.publisher", "user:a@example.com")}}
 	if _, err := c.set("folders/r", p); err != nil {
@@ -412,6 +429,7 @@ func TestKnownRolesOnly(t *testing.T) {
 }
 
 func TestRoleNamesIAMRefuses(t *testing.T) {
+	t.Parallel()
 	c := newClients(t)
 	for _, r := range []string{"roles/Viewer", "roles/.viewer", "roles/viewer_x", "projects/p/roles/bad-id", "roles/iam..x"} {
 		_, err := c.set("folders/n", &iampb.Policy{Bindings: []*iampb.Binding{binding(r, "user:a@example.com")}})
@@ -428,6 +446,7 @@ func TestRoleNamesIAMRefuses(t *testing.T) {
 }
 
 func TestPolicyLimits(t *testing.T) {
+	t.Parallel()
 	c := newClients(t)
 	many := func(n int, kind string) []string {
 		m := make([]string, n)
@@ -461,6 +480,7 @@ func TestPolicyLimits(t *testing.T) {
 }
 
 func TestEmptyPolicyVersionZero(t *testing.T) {
+	t.Parallel()
 	c := newClients(t)
 	p, err := c.get("folders/never", 3)
 	if err != nil || p.Version != 0 || string(p.Etag) != string(EmptyPolicyEtag) || len(p.Bindings) != 0 {
@@ -469,6 +489,7 @@ func TestEmptyPolicyVersionZero(t *testing.T) {
 }
 
 func TestDeletedAccountMembers(t *testing.T) {
+	t.Parallel()
 	c := newClients(t)
 	ctx := context.Background()
 	sa := c.createSA(t, "p", "doomed-robot")
@@ -487,6 +508,7 @@ func TestDeletedAccountMembers(t *testing.T) {
 }
 
 func TestShuffledBindings(t *testing.T) {
+	t.Parallel()
 	order := func(seed int64) []string {
 		c := newClients(t, WithSeed(seed))
 		var bs []*iampb.Binding

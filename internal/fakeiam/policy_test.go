@@ -24,6 +24,7 @@ func condBinding(role string, members ...string) *iampb.Binding {
 }
 
 func TestEmptyPolicy(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	p := must[*iampb.Policy](t)(f.policy.GetIamPolicy(context.Background(), &iampb.GetIamPolicyRequest{Resource: "projects/never"}))
 	if p.Version != 0 || len(p.Bindings) != 0 || !bytes.Equal(p.Etag, EmptyPolicyEtag) {
@@ -35,6 +36,7 @@ func TestEmptyPolicy(t *testing.T) {
 }
 
 func TestEtagChangesOnEveryWrite(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t)
 	const res = "projects/p"
@@ -56,6 +58,7 @@ func TestEtagChangesOnEveryWrite(t *testing.T) {
 }
 
 func TestStaleEtagAborted(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t)
 	const res = "folders/42"
@@ -76,6 +79,7 @@ func TestStaleEtagAborted(t *testing.T) {
 }
 
 func TestBlindWriteOverwrites(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t)
 	const res = "organizations/7"
@@ -88,6 +92,7 @@ func TestBlindWriteOverwrites(t *testing.T) {
 }
 
 func TestUpdateMask(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t)
 	const res = "projects/masked"
@@ -125,6 +130,7 @@ func TestUpdateMask(t *testing.T) {
 }
 
 func TestPolicyVersions(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t)
 	const res = "projects/versions"
@@ -181,6 +187,7 @@ func TestPolicyVersions(t *testing.T) {
 }
 
 func TestOneStoreThroughEveryService(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t)
 	p := &iampb.Policy{Bindings: []*iampb.Binding{binding("roles/viewer", "user:a@example.com")}}
@@ -217,6 +224,7 @@ func TestOneStoreThroughEveryService(t *testing.T) {
 }
 
 func TestTestIamPermissions(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t)
 	perms := []string{"resourcemanager.projects.get", "iam.serviceAccounts.actAs"}
@@ -233,6 +241,7 @@ func TestTestIamPermissions(t *testing.T) {
 }
 
 func TestSeedPolicy(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	stored := f.srv.SeedPolicy("projects/s", &iampb.Policy{Version: 1, Bindings: []*iampb.Binding{
 		condBinding("roles/viewer", "user:a@example.com"), binding("roles/owner")}})
@@ -252,6 +261,7 @@ func TestSeedPolicy(t *testing.T) {
 }
 
 func TestStaleEtagCode(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t, WithStaleEtagCode(codes.FailedPrecondition))
 	_, err := f.policy.SetIamPolicy(ctx, &iampb.SetIamPolicyRequest{Resource: "projects/s", Policy: &iampb.Policy{Etag: []byte("old")}})
@@ -262,6 +272,7 @@ func TestStaleEtagCode(t *testing.T) {
 }
 
 func TestConcurrentWriteNext(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t)
 	const res = "projects/rmw"
