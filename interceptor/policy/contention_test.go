@@ -38,14 +38,9 @@ func separateUpdaters(t *testing.T, n int, seed uint64, same bool, opts ...polic
 	t.Helper()
 	var run contentionRun
 	synctest.Test(t, func(t *testing.T) {
-		srv := iamtest.NewServer(t)
+		e := newEnv(t)
+		srv, client := e.srv, e.client
 		srv.SetLatency(iamtest.MethodSetIamPolicy, 50*time.Millisecond)
-		conn, err := srv.Dial(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer conn.Close()
-		client := policy.FromConn(conn)
 
 		start := time.Now()
 		done := make([]time.Duration, n)

@@ -10,6 +10,7 @@ import (
 
 	"cloud.google.com/go/iam/apiv1/iampb"
 	gax "github.com/googleapis/gax-go/v2"
+	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/iamretry/iamretry/iamtest"
@@ -18,21 +19,25 @@ import (
 	"github.com/iamretry/iamretry/internal/vclock"
 )
 
-// env is a fake IAM server and a raw-connection Client to it.
+// env is the package's rig: a fake IAM server (the public iamtest, made
+// with opts) and a raw-connection Client to it, both closed in t.Cleanup.
+// Each test makes its own, with its own virtual clocks (updater), so tests
+// are independent and run in parallel.
 type env struct {
 	srv    *iamtest.Server
+	conn   *grpc.ClientConn
 	client policy.Client
 }
 
-func newEnv(t testing.TB) *env {
+func newEnv(t testing.TB, opts ...iamtest.Option) *env {
 	t.Helper()
-	srv := iamtest.NewServer(t)
+	srv := iamtest.NewServer(t, opts...)
 	conn, err := srv.Dial(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	return &env{srv: srv, client: policy.FromConn(conn)}
+	return &env{srv: srv, conn: conn, client: policy.FromConn(conn)}
 }
 
 // updater builds an Updater over c on a fresh virtual clock, and returns

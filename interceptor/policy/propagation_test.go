@@ -16,24 +16,19 @@ import (
 	"github.com/iamretry/iamretry/internal/vclock"
 )
 
-// newAccountEnv is a fake whose new service accounts stay invisible for
-// 10 s of clk's time, a Client to it, and an account just created.
+// newAccountEnv is the rig on a fake whose new service accounts stay
+// invisible for 10 s of clk's time, and an account just created.
 func newAccountEnv(t *testing.T) (*iamtest.Server, policy.Client, *vclock.Clock, string) {
 	t.Helper()
 	clk := vclock.New()
-	srv := iamtest.NewServer(t, iamtest.WithClock(clk))
-	srv.SetPropagationDelay(10 * time.Second)
-	conn, err := srv.Dial(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	sa, err := adminpb.NewIAMClient(conn).CreateServiceAccount(context.Background(),
+	e := newEnv(t, iamtest.WithClock(clk))
+	e.srv.SetPropagationDelay(10 * time.Second)
+	sa, err := adminpb.NewIAMClient(e.conn).CreateServiceAccount(context.Background(),
 		&adminpb.CreateServiceAccountRequest{Name: "projects/p1", AccountId: "new-robot"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return srv, policy.FromConn(conn), clk, "serviceAccount:" + sa.GetEmail()
+	return e.srv, e.client, clk, "serviceAccount:" + sa.GetEmail()
 }
 
 // TestGrantToNewAccount: a grant to an account created a moment ago is
