@@ -93,7 +93,7 @@ func TestCallPerAttemptTimeoutCutsAndRetries(t *testing.T) {
 		t.Run(k.name, func(t *testing.T) {
 			g := newE2ERig(t)
 			var hangs atomic.Int32
-			g.fake.SetSleep(func(ctx context.Context, _ time.Duration) error {
+			g.setSleep(func(ctx context.Context, _ time.Duration) error {
 				if hangs.Add(1) == 1 {
 					<-ctx.Done()
 					return ctx.Err()

@@ -45,7 +45,7 @@ func TestTransientRetriedToSuccess(t *testing.T) {
 				}
 				var elapsed time.Duration
 				for i, a := range as {
-					if a.Method != k.readMethod || a.N != i+1 || !a.Retrying || a.Reason != interceptor.Retry ||
+					if a.Method != string(k.readMethod) || a.N != i+1 || !a.Retrying || a.Reason != interceptor.Retry ||
 						a.Class != iamcodes.Transient || a.Wait != waits[i] || a.Elapsed != elapsed {
 						t.Errorf("attempt %d: %+v; want method %s, retrying after %v, elapsed %v, class Transient",
 							i+1, a, k.readMethod, waits[i], elapsed)
