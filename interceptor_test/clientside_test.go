@@ -29,8 +29,8 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/status"
 
+	"github.com/iamretry/iamretry/iamtest"
 	"github.com/iamretry/iamretry/interceptor"
-	"github.com/iamretry/iamretry/internal/fakeiam"
 )
 
 // skipClock is a virtual interceptor.Clock: Sleep returns at once, moves
@@ -192,7 +192,7 @@ func TestTLSVerificationFailureIsNotRetried(t *testing.T) {
 // call after one attempt and no wait, and nothing reaches the server.
 func TestUnmarshallableRequestIsNotRetried(t *testing.T) {
 	t.Parallel()
-	fake := fakeiam.Start(t)
+	fake := iamtest.NewServer(t)
 	r, clk := newSkipRetrier(t)
 	var count attemptCounter
 	conn, err := fake.Dial(context.Background(), grpc.WithChainUnaryInterceptor(r.UnaryClientInterceptor(), count.intercept))
@@ -210,7 +210,7 @@ func TestUnmarshallableRequestIsNotRetried(t *testing.T) {
 	if w := clk.Waits(); len(w) != 0 {
 		t.Errorf("waited %v, want no wait", w)
 	}
-	if n := fake.CountCalls(fakeiam.MethodGetIamPolicy); n != 0 {
+	if n := fake.CountCalls(iamtest.MethodGetIamPolicy); n != 0 {
 		t.Errorf("the server saw %d calls, want 0", n)
 	}
 }
