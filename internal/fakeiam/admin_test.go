@@ -73,7 +73,7 @@ func TestServiceAccountLifecycle(t *testing.T) {
 	wantCode(t, err, codes.NotFound, "")
 	_, err = f.admin.DeleteServiceAccount(ctx, &adminpb.DeleteServiceAccountRequest{Name: sa.Name})
 	wantCode(t, err, codes.NotFound, "")
-	if !bytes.Equal(f.srv.Policy(sa.Name).Etag, EmptyPolicyEtag) {
+	if !bytes.Equal(f.srv.Policy(sa.Name).Etag, emptyPolicyEtag) {
 		t.Fatal("deleting an account kept its policy")
 	}
 	if f.srv.ServiceAccount(sa.Email) != nil || f.srv.ServiceAccount(other.Email) == nil {

@@ -70,7 +70,7 @@ func TestDenyEtagsMove(t *testing.T) {
 	defer s.Close()
 	name := "policies/cloudresourcemanager.googleapis.com%2Fprojects%2Fmy-project/denypolicies/p-1"
 	rule := &iamv2pb.PolicyRule{Kind: &iamv2pb.PolicyRule_DenyRule{DenyRule: &iamv2pb.DenyRule{
-		DeniedPrincipals: []string{PublicAllPrincipal}, DeniedPermissions: []string{"iam.googleapis.com/roles.list"}}}}
+		DeniedPrincipals: []string{publicAllPrincipal}, DeniedPermissions: []string{"iam.googleapis.com/roles.list"}}}}
 	seen := map[string]bool{}
 	for range 5 {
 		p, err := s.SeedDenyPolicy(name, &iamv2pb.Policy{Rules: []*iamv2pb.PolicyRule{rule}})

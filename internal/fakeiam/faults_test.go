@@ -51,7 +51,7 @@ func TestFailNextScripts(t *testing.T) {
 	// Injected errors say so, and are logged as injected.
 	f.srv.FailNext(MethodGetIamPolicy, 1, codes.Unavailable)
 	_, err = f.policy.GetIamPolicy(context.Background(), &iampb.GetIamPolicyRequest{Resource: "projects/f"})
-	if msg := status.Convert(err).Message(); !strings.HasPrefix(msg, InjectedPrefix) {
+	if msg := status.Convert(err).Message(); !strings.HasPrefix(msg, injectedPrefix) {
 		t.Fatalf("message %q", msg)
 	}
 	calls := f.srv.Calls()
@@ -295,8 +295,8 @@ func TestIsWrite(t *testing.T) {
 		MethodSetIamPolicy: true, MethodCreateServiceAccount: true, MethodDeleteServiceAccount: true,
 		MethodCreateServiceAccountKey: true, MethodProjectsSetIamPolicy: true, "/google.iam.admin.v1.IAM/LintPolicy": false,
 	} {
-		if IsWrite(m) != want {
-			t.Errorf("IsWrite(%s) = %v", m, !want)
+		if isWrite(m) != want {
+			t.Errorf("isWrite(%s) = %v", m, !want)
 		}
 	}
 }

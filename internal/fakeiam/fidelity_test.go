@@ -86,7 +86,7 @@ func errorInfo(err error) string {
 
 func TestHiddenAccountAnswersPropagationCodes(t *testing.T) {
 	t.Parallel()
-	c := newClients(t, WithPropagationReads(3), WithPropagationCodes(codes.NotFound, codes.PermissionDenied))
+	c := newClients(t, WithPropagationReads(3), withPropagationCodes(codes.NotFound, codes.PermissionDenied))
 	ctx := context.Background()
 	sa := c.createSA(t, "p", "new-robot")
 	get := func() error {
@@ -119,7 +119,7 @@ func TestHiddenAccountAnswersPropagationCodes(t *testing.T) {
 
 func TestGrantToHiddenAccountIsInvalidArgument(t *testing.T) {
 	t.Parallel()
-	c := newClients(t, WithPropagationDelay(10*time.Second))
+	c := newClients(t, withPropagationDelay(10*time.Second))
 	ctx := context.Background()
 	sa := c.createSA(t, "p", "new-robot")
 	grant := &iampb.Policy{Bindings: []*iampb.Binding{binding("roles/viewer", "serviceAccount:"+sa.Email)}}
@@ -154,7 +154,7 @@ func TestRefuseUnknownServiceAccounts(t *testing.T) {
 
 func TestStaleReadsAnswerPreviousPolicy(t *testing.T) {
 	t.Parallel()
-	c := newClients(t, WithStaleReads(5*time.Second))
+	c := newClients(t, withStaleReads(5*time.Second))
 	first, err := c.set("folders/s", &iampb.Policy{Bindings: []*iampb.Binding{binding("roles/viewer", "user:a@example.com")}})
 	if err != nil {
 		t.Fatal(err)
@@ -168,7 +168,7 @@ func TestStaleReadsAnswerPreviousPolicy(t *testing.T) {
 		t.Fatalf("read within the window = %v, want the first write", read)
 	}
 	_, err = c.set("folders/s", read)
-	wantCode(t, err, codes.Aborted, ConcurrentChangeMessage)
+	wantCode(t, err, codes.Aborted, concurrentChangeMessage)
 	c.clock.Advance(5 * time.Second)
 	read, _ = c.get("folders/s", 3)
 	if string(read.Etag) != string(second.Etag) {
@@ -294,7 +294,7 @@ func TestUserManagedKeyLimit(t *testing.T) {
 	c := newClients(t)
 	ctx := context.Background()
 	sa := c.createSA(t, "p", "key-robot")
-	for i := range MaxUserManagedKeys {
+	for i := range maxUserManagedKeys {
 		if _, err := c.admin.CreateServiceAccountKey(ctx, &adminpb.CreateServiceAccountKeyRequest{Name: sa.Name}); err != nil {
 			t.Fatalf("key %d: %v", i+1, err)
 		}
@@ -370,7 +370,7 @@ func TestInjectedErrorsShapedLikeIAM(t *testing.T) {
 	// A code alone gets IAM's details too, and IAM's message on request.
 	c.srv.FailNext(MethodGetIamPolicy, 1, codes.ResourceExhausted)
 	_, err = c.get("folders/e", 3)
-	if errorInfo(err) != ReasonRateLimitExceeded || !strings.HasPrefix(status.Convert(err).Message(), InjectedPrefix) {
+	if errorInfo(err) != ReasonRateLimitExceeded || !strings.HasPrefix(status.Convert(err).Message(), injectedPrefix) {
 		t.Fatalf("code-only quota error: %v", err)
 	}
 	c.srv.SetIAMMessages(true)
@@ -457,10 +457,10 @@ func TestPolicyLimits(t *testing.T) {
 	}
 	_, err := c.set("folders/l", &iampb.Policy{Bindings: []*iampb.Binding{binding("roles/viewer", many(1503, "user")...)}})
 	wantCode(t, err, codes.InvalidArgument, "The number of members in the policy (1,503) is larger than the maximum allowed size 1,500.")
-	if _, err := c.set("folders/l", &iampb.Policy{Bindings: []*iampb.Binding{binding("roles/viewer", many(MaxGroups, "group")...)}}); err != nil {
+	if _, err := c.set("folders/l", &iampb.Policy{Bindings: []*iampb.Binding{binding("roles/viewer", many(maxGroups, "group")...)}}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = c.set("folders/l", &iampb.Policy{Bindings: []*iampb.Binding{binding("roles/viewer", many(MaxGroups+1, "group")...)}})
+	_, err = c.set("folders/l", &iampb.Policy{Bindings: []*iampb.Binding{binding("roles/viewer", many(maxGroups+1, "group")...)}})
 	wantCode(t, err, codes.InvalidArgument, "The number of groups in the policy (251) is larger than the maximum allowed size 250.")
 
 	conds := func(n int) []*iampb.Binding {
@@ -471,10 +471,10 @@ func TestPolicyLimits(t *testing.T) {
 		}
 		return bs
 	}
-	if _, err := c.set("folders/l", &iampb.Policy{Version: 3, Bindings: conds(MaxConditionalBindingsPerRoleAndPrincipal)}); err != nil {
+	if _, err := c.set("folders/l", &iampb.Policy{Version: 3, Bindings: conds(maxConditionalBindingsPerRoleAndPrincipal)}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = c.set("folders/l", &iampb.Policy{Version: 3, Bindings: conds(MaxConditionalBindingsPerRoleAndPrincipal + 1)})
+	_, err = c.set("folders/l", &iampb.Policy{Version: 3, Bindings: conds(maxConditionalBindingsPerRoleAndPrincipal + 1)})
 	wantCode(t, err, codes.InvalidArgument,
 		"The principal user:a@example.com is in 21 conditional bindings of role roles/viewer, more than the maximum of 20.")
 }
@@ -483,7 +483,7 @@ func TestEmptyPolicyVersionZero(t *testing.T) {
 	t.Parallel()
 	c := newClients(t)
 	p, err := c.get("folders/never", 3)
-	if err != nil || p.Version != 0 || string(p.Etag) != string(EmptyPolicyEtag) || len(p.Bindings) != 0 {
+	if err != nil || p.Version != 0 || string(p.Etag) != string(emptyPolicyEtag) || len(p.Bindings) != 0 {
 		t.Fatalf("empty policy = %v, %v", p, err)
 	}
 }

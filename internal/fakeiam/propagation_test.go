@@ -13,7 +13,7 @@ import (
 func TestPropagationByTime(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	f := newFixture(t, WithPropagationDelay(10*time.Second))
+	f := newFixture(t, withPropagationDelay(10*time.Second))
 	sa := createSA(t, f, "p", "fresh-robot")
 	reads := map[string]func() error{
 		"GetServiceAccount": func() error {
