@@ -186,7 +186,7 @@ func TestLatencyThroughInjectedSleep(t *testing.T) {
 
 	// A call whose context ends during the wait answers the context's code.
 	entered := make(chan struct{})
-	f.srv.SetSleep(func(ctx context.Context, d time.Duration) error {
+	f.srv.setSleep(func(ctx context.Context, d time.Duration) error {
 		close(entered)
 		<-ctx.Done()
 		return ctx.Err()

@@ -149,9 +149,9 @@ func New(opts ...Option) *Server {
 	return s
 }
 
-// SetClock replaces the fake's clock (see WithClock). A nil now restores
+// setClock replaces the fake's clock (see WithClock). A nil now restores
 // time.Now.
-func (s *Server) SetClock(now func() time.Time) {
+func (s *Server) setClock(now func() time.Time) {
 	if now == nil {
 		now = time.Now
 	}
@@ -160,9 +160,9 @@ func (s *Server) SetClock(now func() time.Time) {
 	s.cfgMu.Unlock()
 }
 
-// SetSleep replaces the func that injected latency waits through (see
+// setSleep replaces the func that injected latency waits through (see
 // WithSleep). A nil sleep restores real timers.
-func (s *Server) SetSleep(sleep func(ctx context.Context, d time.Duration) error) {
+func (s *Server) setSleep(sleep func(ctx context.Context, d time.Duration) error) {
 	if sleep == nil {
 		sleep = realSleep
 	}
