@@ -20,7 +20,7 @@ import (
 )
 
 // TestNotFoundAfterCreate makes each new service account answer NOT_FOUND
-// to its first two reads (as fakeiam.WithPropagationReads(2) would, set here
+// to its first two reads (the fake's SetPropagationReads(2), set here
 // after the rig's own account exists).
 func TestNotFoundAfterCreate(t *testing.T) {
 	t.Parallel()
