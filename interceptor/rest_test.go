@@ -219,12 +219,21 @@ func TestRESTContextFlagsAndOwnership(t *testing.T) {
 func TestRESTCancelEndsWaitAtOnce(t *testing.T) {
 	t.Parallel()
 	base := &scriptedBase{answers: []httpAnswer{unavailable()}}
-	r, err := interceptor.New(interceptor.WithBackoff(interceptor.Backoff{Initial: time.Hour, Multiplier: 2, Max: time.Hour}), interceptor.WithDeadline(2*time.Hour))
+	// The context is cancelled 20 ms after the failed attempt is reported,
+	// so during the hour's wait, never before the attempt (a timer started
+	// with the request could fire first on a busy machine: the 503 would
+	// then be the answer, not an error).
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	r, err := interceptor.New(interceptor.WithBackoff(interceptor.Backoff{Initial: time.Hour, Multiplier: 2, Max: time.Hour}), interceptor.WithDeadline(2*time.Hour),
+		interceptor.WithObserver(func(_ context.Context, a interceptor.Attempt) {
+			if a.Retrying {
+				time.AfterFunc(20*time.Millisecond, cancel)
+			}
+		}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(20*time.Millisecond, cancel)
 	req, _ := http.NewRequestWithContext(ctx, "GET", "https://iam.googleapis.com/v1/roles/viewer", nil)
 	start := time.Now()
 	_, err = (&http.Client{Transport: r.RoundTripper(base)}).Do(req)

@@ -120,18 +120,23 @@ func TestContextDeadlineFailsFast(t *testing.T) {
 
 func TestCancelDuringWaitEndsAtOnce(t *testing.T) {
 	t.Parallel()
-	// Real clock: the first wait is an hour; cancel after 20 ms. Returning
-	// within 30 s (a bound far from both, whatever the machine's load)
-	// shows the wait was cut short.
+	// Real clock: the first wait is an hour; the context is cancelled 20 ms
+	// after the failed attempt is reported (so never before it, however
+	// late a busy machine runs the timer). Returning within 30 s (a bound
+	// far from both) shows the wait was cut short.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	r, err := interceptor.New(fixedRandom(0), interceptor.WithDeadline(2*time.Hour),
-		interceptor.WithBackoff(interceptor.Backoff{Initial: time.Hour, Multiplier: 1, Max: time.Hour}))
+		interceptor.WithBackoff(interceptor.Backoff{Initial: time.Hour, Multiplier: 1, Max: time.Hour}),
+		interceptor.WithObserver(func(_ context.Context, a interceptor.Attempt) {
+			if a.Retrying {
+				time.AfterFunc(20*time.Millisecond, cancel)
+			}
+		}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := &script{errs: fail(grpccodes.Unavailable, 100)}
-	ctx, cancel := context.WithCancel(context.Background())
-	timer := time.AfterFunc(20*time.Millisecond, cancel)
-	defer timer.Stop()
 	start := time.Now()
 	err = r.UnaryClientInterceptor()(ctx, getPolicy, nil, nil, nil, s.invoke)
 	if d := time.Since(start); d > 30*time.Second {
