@@ -136,7 +136,11 @@ func TestCancelDuringAndAtEndOfWait(t *testing.T) {
 func TestContextDeadlineShorterThanFirstWait(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	// The deadline is set on the virtual clock, moved an hour ahead of the
+	// wall clock first: 500 ms away for the Retrier, an hour away in real
+	// time, so it cannot pass before the attempt on a busy machine.
+	h.clock.Advance(time.Hour)
+	ctx, cancel := context.WithDeadline(context.Background(), h.clock.Now().Add(500*time.Millisecond))
 	defer cancel()
 	s := &script{errs: fail(grpccodes.Internal, 5)}
 	err := h.call(ctx, s, getPolicy, nil)
