@@ -32,6 +32,7 @@ import (
 // the message "The display_name length (101) is longer than the maximum
 // allowed length 100." is IAM's (issue 22).
 func TestServiceAccountWritesGRPC(t *testing.T) {
+	t.Parallel()
 	srv := iamtest.NewServer(t)
 	c := newClients(t, srv)
 	ctx := context.Background()
@@ -82,6 +83,7 @@ func TestServiceAccountWritesGRPC(t *testing.T) {
 // within 30 days (DeleteServiceAccount: "IAM permanently removes the service
 // account 30 days later").
 func TestServiceAccountUndeleteGRPC(t *testing.T) {
+	t.Parallel()
 	clock := newTestClock()
 	srv := iamtest.NewServer(t, iamtest.WithClock(clock))
 	c := newClients(t, srv)
@@ -122,6 +124,7 @@ func TestServiceAccountUndeleteGRPC(t *testing.T) {
 // RESOURCE_EXHAUSTED (https://cloud.google.com/iam/quotas; the message users
 // quote from IAM's 429); SetServiceAccountQuota changes the number.
 func TestServiceAccountQuotaGRPC(t *testing.T) {
+	t.Parallel()
 	srv := iamtest.NewServer(t)
 	c := newClients(t, srv)
 	ctx := context.Background()
@@ -171,6 +174,7 @@ func selfSignedPEM(t *testing.T, rsaKey bool) []byte {
 // "The default is TYPE_NONE, which means that the public key is not
 // returned"); https://cloud.google.com/iam/quotas (10 keys per account).
 func TestServiceAccountKeysGRPC(t *testing.T) {
+	t.Parallel()
 	srv := iamtest.NewServer(t)
 	c := newClients(t, srv)
 	ctx := context.Background()
@@ -262,6 +266,7 @@ func TestServiceAccountKeysGRPC(t *testing.T) {
 // resource name is INVALID_ARGUMENT (QueryGrantableRolesRequest.full_resource_name:
 // "//cloudresourcemanager.googleapis.com/projects/my-project").
 func TestQueryMethodsGRPC(t *testing.T) {
+	t.Parallel()
 	srv := iamtest.NewServer(t)
 	c := newClients(t, srv)
 	ctx := context.Background()
@@ -284,6 +289,7 @@ func TestQueryMethodsGRPC(t *testing.T) {
 // answer was lost is Injected and Applied (it committed); a scripted
 // failure is Injected and not Applied; the fake's own refusal is neither.
 func TestCallLogApplied(t *testing.T) {
+	t.Parallel()
 	srv := iamtest.NewServer(t)
 	c := newClients(t, srv)
 	ctx := context.Background()

@@ -12,6 +12,7 @@ type Call struct {
 	Resource string     // the resource the request named (see Calls)
 	Code     codes.Code // the code answered: codes.OK for success
 	Time     time.Time  // when the call arrived, on the fake's clock
+	Attempt  string     // the call's x-retry-attempt header ("1" for the first retry, ...), "" without one
 	Injected bool       // the answer was an injected fault (an outage, a script, a rate, a lost answer), not the fake's own logic
 	// Applied says the server acted: the method's logic ran and succeeded,
 	// so a write committed, even when its answer was then lost (Injected
@@ -32,7 +33,7 @@ func (s *Server) Calls() []Call {
 	fc := s.fake.Calls()
 	calls := make([]Call, len(fc))
 	for i, c := range fc {
-		calls[i] = Call{Method: Method(c.Method), Resource: c.Resource, Code: c.Code, Time: c.Time, Injected: c.Injected, Applied: c.Applied}
+		calls[i] = Call{Method: Method(c.Method), Resource: c.Resource, Code: c.Code, Time: c.Time, Attempt: c.Attempt, Injected: c.Injected, Applied: c.Applied}
 	}
 	return calls
 }

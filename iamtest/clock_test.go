@@ -27,6 +27,7 @@ import (
 // schedules overlap in virtual time, each read at its own schedule's times,
 // and every change lands.
 func TestVirtualClockUpdaterConcurrentCallers(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	start := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	clock := iamtest.NewVirtualClock(start)

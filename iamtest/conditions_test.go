@@ -25,6 +25,7 @@ const badCEL = `request.time < timestamp("2027-01-01T00:00:00Z"`
 // reports the same parse error (LintResult level CONDITION, severity ERROR,
 // google/iam/admin/v1/iam.proto) and nothing for an expression that parses.
 func TestConditionsAreCEL(t *testing.T) {
+	t.Parallel()
 	srv := iamtest.NewServer(t)
 	c := newClients(t, srv)
 	ctx := context.Background()

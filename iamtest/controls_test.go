@@ -29,6 +29,7 @@ func codesOf(srv *iamtest.Server, m iamtest.Method) []codes.Code {
 }
 
 func TestFailNextFailsTheNextCallsOfAMethod(t *testing.T) {
+	t.Parallel()
 	srv := iamtest.NewServer(t)
 	c := newClients(t, srv)
 	sa := c.createAccount(t, "p", "robot-one")
@@ -55,6 +56,7 @@ func TestFailNextFailsTheNextCallsOfAMethod(t *testing.T) {
 }
 
 func TestFailNextChangesNothing(t *testing.T) {
+	t.Parallel()
 	srv := iamtest.NewServer(t)
 	c := newClients(t, srv)
 	srv.FailNext(iamtest.MethodSetIamPolicy, 1, codes.Internal)
@@ -67,6 +69,7 @@ func TestFailNextChangesNothing(t *testing.T) {
 }
 
 func TestSetFailureRateIsSeeded(t *testing.T) {
+	t.Parallel()
 	run := func(seed int64) []codes.Code {
 		srv := iamtest.NewServer(t, iamtest.WithSeed(seed))
 		c := newClients(t, srv)
@@ -90,6 +93,7 @@ func TestSetFailureRateIsSeeded(t *testing.T) {
 }
 
 func TestSetFailureRateOneAndZero(t *testing.T) {
+	t.Parallel()
 	srv := iamtest.NewServer(t)
 	c := newClients(t, srv)
 	srv.SetFailureRate(iamtest.AnyMethod, 1) // UNAVAILABLE by default
@@ -103,6 +107,7 @@ func TestSetFailureRateOneAndZero(t *testing.T) {
 }
 
 func TestLoseNextAnswersCommitsThenFails(t *testing.T) {
+	t.Parallel()
 	srv := iamtest.NewServer(t)
 	c := newClients(t, srv)
 	srv.LoseNextAnswers(iamtest.MethodSetIamPolicy, 1)
@@ -123,6 +128,7 @@ func TestLoseNextAnswersCommitsThenFails(t *testing.T) {
 }
 
 func TestSetLostAnswerRateOnWrites(t *testing.T) {
+	t.Parallel()
 	srv := iamtest.NewServer(t)
 	c := newClients(t, srv)
 	srv.SetLostAnswerRate(iamtest.AnyMethod, 1)
@@ -139,6 +145,7 @@ func TestSetLostAnswerRateOnWrites(t *testing.T) {
 }
 
 func TestSetOutageUntilCleared(t *testing.T) {
+	t.Parallel()
 	srv := iamtest.NewServer(t)
 	c := newClients(t, srv)
 	sa := c.createAccount(t, "p", "robot-one")
@@ -167,6 +174,7 @@ func TestSetOutageUntilCleared(t *testing.T) {
 }
 
 func TestSetLatencyWaitsOnTheClock(t *testing.T) {
+	t.Parallel()
 	clock := newTestClock()
 	srv := iamtest.NewServer(t, iamtest.WithClock(clock))
 	c := newClients(t, srv)
@@ -197,6 +205,7 @@ func TestSetLatencyWaitsOnTheClock(t *testing.T) {
 // deadline is shorter than the latency ends with DEADLINE_EXCEEDED at its
 // deadline (a short real wait, generous bound).
 func TestSetLatencyOutlastsTheCallerDeadline(t *testing.T) {
+	t.Parallel()
 	srv := iamtest.NewServer(t)
 	c := newClients(t, srv)
 	srv.SetLatency(iamtest.MethodGetIamPolicy, time.Hour)
@@ -213,6 +222,7 @@ func TestSetLatencyOutlastsTheCallerDeadline(t *testing.T) {
 }
 
 func TestSetRetryInfoOnInjectedErrors(t *testing.T) {
+	t.Parallel()
 	srv := iamtest.NewServer(t)
 	c := newClients(t, srv)
 	srv.SetRetryInfo(3 * time.Second)
@@ -243,6 +253,7 @@ func retryDelay(err error) time.Duration {
 }
 
 func TestSetPropagationReadsHidesNewAccounts(t *testing.T) {
+	t.Parallel()
 	srv := iamtest.NewServer(t)
 	c := newClients(t, srv)
 	srv.SetPropagationReads(2)
@@ -255,6 +266,7 @@ func TestSetPropagationReadsHidesNewAccounts(t *testing.T) {
 }
 
 func TestSetPropagationDelayHidesNewAccountsForAWhile(t *testing.T) {
+	t.Parallel()
 	clock := newTestClock()
 	srv := iamtest.NewServer(t, iamtest.WithClock(clock))
 	c := newClients(t, srv)
@@ -274,6 +286,7 @@ func TestSetPropagationDelayHidesNewAccountsForAWhile(t *testing.T) {
 }
 
 func TestConcurrentWriteNextMovesTheEtag(t *testing.T) {
+	t.Parallel()
 	srv := iamtest.NewServer(t)
 	c := newClients(t, srv)
 	srv.ConcurrentWriteNext(iamtest.MethodSetIamPolicy, 1)
@@ -298,6 +311,7 @@ func TestConcurrentWriteNextMovesTheEtag(t *testing.T) {
 }
 
 func TestCallsLogMethodResourceCodeAndInjected(t *testing.T) {
+	t.Parallel()
 	srv := iamtest.NewServer(t)
 	c := newClients(t, srv)
 	sa := c.createAccount(t, "p", "robot-one")
@@ -335,6 +349,7 @@ func TestCallsLogMethodResourceCodeAndInjected(t *testing.T) {
 // TestControlsRefuseBadInput checks that each control panics with a message
 // naming the control and the value.
 func TestControlsRefuseBadInput(t *testing.T) {
+	t.Parallel()
 	srv := iamtest.NewServer(t)
 	for _, tc := range []struct {
 		call func()
@@ -368,6 +383,7 @@ func TestControlsRefuseBadInput(t *testing.T) {
 // TestControlsAreSafeForConcurrentUse changes every control while calls run
 // (run with -race).
 func TestControlsAreSafeForConcurrentUse(t *testing.T) {
+	t.Parallel()
 	srv := iamtest.NewServer(t)
 	c := newClients(t, srv)
 	var wg sync.WaitGroup

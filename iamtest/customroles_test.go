@@ -46,6 +46,7 @@ func roleNames(roles []*adminpb.Role) []string {
 // existing role with that role_id in a deleted state." are IAM's, as users
 // quote them (issue 22).
 func TestCustomRoleLifeCycleGRPC(t *testing.T) {
+	t.Parallel()
 	clock := newTestClock()
 	srv := iamtest.NewServer(t, iamtest.WithClock(clock))
 	c := newClients(t, srv)
@@ -174,6 +175,7 @@ func TestCustomRoleLifeCycleGRPC(t *testing.T) {
 // changed (UpdateRoleRequest.name and DeleteRoleRequest.name: "This method
 // updates only custom roles").
 func TestPredefinedRolesGRPC(t *testing.T) {
+	t.Parallel()
 	srv := iamtest.NewServer(t)
 	c := newClients(t, srv)
 	ctx := context.Background()
@@ -192,6 +194,7 @@ func TestPredefinedRolesGRPC(t *testing.T) {
 // BASIC view (the default) without permissions, FULL with them
 // (ListRolesRequest.view).
 func TestCustomRoleListPagingGRPC(t *testing.T) {
+	t.Parallel()
 	srv := iamtest.NewServer(t)
 	c := newClients(t, srv)
 	ctx := context.Background()

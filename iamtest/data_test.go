@@ -28,6 +28,7 @@ func newProjectsClient(t *testing.T, srv *iamtest.Server) *resourcemanager.Proje
 }
 
 func TestSeedPolicyIsWhatClientsRead(t *testing.T) {
+	t.Parallel()
 	srv := iamtest.NewServer(t)
 	c := newClients(t, srv)
 	projects := newProjectsClient(t, srv)
@@ -66,6 +67,7 @@ func TestSeedPolicyIsWhatClientsRead(t *testing.T) {
 }
 
 func TestSeedPolicyRefusesWhatIAMRefuses(t *testing.T) {
+	t.Parallel()
 	srv := iamtest.NewServer(t)
 	for _, tc := range []struct {
 		resource string
@@ -90,6 +92,7 @@ func TestSeedPolicyRefusesWhatIAMRefuses(t *testing.T) {
 }
 
 func TestSeedServiceAccountIsVisibleAtOnce(t *testing.T) {
+	t.Parallel()
 	clock := newTestClock()
 	srv := iamtest.NewServer(t, iamtest.WithClock(clock))
 	c := newClients(t, srv)
@@ -123,6 +126,7 @@ func TestSeedServiceAccountIsVisibleAtOnce(t *testing.T) {
 }
 
 func TestServiceAccountKeysCountsMintedKeys(t *testing.T) {
+	t.Parallel()
 	srv := iamtest.NewServer(t)
 	c := newClients(t, srv)
 	sa := srv.SeedServiceAccount("p", "key-robot")

@@ -81,6 +81,7 @@ func createDeny(t *testing.T, c *iamv2.PoliciesClient, id string, rules ...*iamv
 // "fails with a `409` error code and `ABORTED` status"; a delete without one
 // deletes "regardless of its current `etag`".
 func TestDenyPolicyLifecycle(t *testing.T) {
+	t.Parallel()
 	for face := range map[string]bool{"gRPC": true, "REST": true} {
 		t.Run(face, func(t *testing.T) {
 			ctx := context.Background()
@@ -164,6 +165,7 @@ func TestDenyPolicyLifecycle(t *testing.T) {
 // fake's clock reaches its time; a VirtualClock's Advance gets there in no
 // real time, and op.Wait then returns at its first poll.
 func TestDenyOperationDelayVirtualClock(t *testing.T) {
+	t.Parallel()
 	for face := range map[string]bool{"gRPC": true, "REST": true} {
 		t.Run(face, func(t *testing.T) {
 			ctx := context.Background()
@@ -230,6 +232,7 @@ func TestDenyOperationDelayVirtualClock(t *testing.T) {
 // fake's too: the operation completes at 30s, and Wait returns at its first
 // poll after that, in no real time.
 func TestDenyOperationWaitSynctest(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
 		srv := iamtest.NewServer(t)
@@ -265,6 +268,7 @@ func TestDenyOperationWaitSynctest(t *testing.T) {
 // the operation of a write overtaken by another while it ran, and, with
 // SetDenyStaleEtagInOperation, the operation instead of the call.
 func TestDenyStaleEtagSurfaces(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	clock := iamtest.NewVirtualClock(time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC))
 	srv := iamtest.NewServer(t, iamtest.WithClock(clock))
@@ -309,6 +313,7 @@ func TestDenyStaleEtagSurfaces(t *testing.T) {
 // made, a concurrent writer moves the etag before UpdatePolicy, latency and
 // GetOperation's faults apply too.
 func TestDenyFaults(t *testing.T) {
+	t.Parallel()
 	for face := range map[string]bool{"gRPC": true, "REST": true} {
 		t.Run(face, func(t *testing.T) {
 			ctx := context.Background()
@@ -398,6 +403,7 @@ func TestDenyFaults(t *testing.T) {
 // TestDenyValidation: the identifier forms of google/iam/v2/deny.proto are
 // accepted, other values refused INVALID_ARGUMENT naming them, on both faces.
 func TestDenyValidation(t *testing.T) {
+	t.Parallel()
 	good := []string{
 		"principalSet://goog/public:all",
 		"principal://goog/subject/alice@example.com",
@@ -473,6 +479,7 @@ func TestDenyValidation(t *testing.T) {
 // Together, these deny policies can contain a total of 500 deny rules."
 // (https://cloud.google.com/iam/docs/deny-overview).
 func TestDenyLimits(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	srv := iamtest.NewServer(t)
 	c := denyFaces(t, srv)["gRPC"]
@@ -500,6 +507,7 @@ func TestDenyLimits(t *testing.T) {
 // project registered, both name one policy, answered by number; its
 // operation may be polled by either.
 func TestDenyProjectNumber(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	srv := iamtest.NewServer(t)
 	srv.RegisterProject("my-project", 4242)
@@ -528,6 +536,7 @@ func TestDenyProjectNumber(t *testing.T) {
 // rule for a variable of several segments (the server decodes every escape
 // but %2F) gives both the same name.
 func TestDenyDiscoveryClient(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	srv := iamtest.NewServer(t)
 	var paths []string
@@ -581,6 +590,7 @@ func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { retu
 // with a slow operation, lost answers and random failures: every rule lands
 // exactly once.
 func TestDenyConcurrentWriters(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	srv := iamtest.NewServer(t, iamtest.WithSeed(7))
 	faces := denyFaces(t, srv)
@@ -675,6 +685,7 @@ func withCondition(r *iamv2pb.PolicyRule, expr string) *iamv2pb.PolicyRule {
 // wrong, on what they cannot honour; the fault controls accept the deny
 // methods.
 func TestDenyControlsRefuseBadInput(t *testing.T) {
+	t.Parallel()
 	srv := iamtest.NewServer(t)
 	for _, tc := range []struct {
 		f    func()

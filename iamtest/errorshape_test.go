@@ -23,6 +23,7 @@ import (
 // them (https://cloud.google.com/apis/design/errors#http_mapping shows the
 // v1 error format's "errors"; what makes googleapi.Error print ", badRequest").
 func TestRESTErrorsArray(t *testing.T) {
+	t.Parallel()
 	srv := iamtest.NewServer(t)
 	svc := newIAMREST(t, srv)
 	_, err := svc.Projects.ServiceAccounts.Create("projects/p", &iamv1.CreateServiceAccountRequest{AccountId: "x"}).Do()
@@ -43,6 +44,7 @@ func TestRESTErrorsArray(t *testing.T) {
 // projects.setIamPolicy; the rule is in
 // https://cloud.google.com/resource-manager/reference/rest/v3/projects/setIamPolicy).
 func TestUninvitedOwnerDetail(t *testing.T) {
+	t.Parallel()
 	srv := iamtest.NewServer(t)
 	svc, err := crm.NewService(context.Background(), srv.RESTClientOptions()...)
 	if err != nil {
@@ -73,6 +75,7 @@ func TestUninvitedOwnerDetail(t *testing.T) {
 // owns the resource, as IAM's do
 // (https://cloud.google.com/iam/docs/troubleshooting-access).
 func TestInjectedPermissionDeniedNamesPermission(t *testing.T) {
+	t.Parallel()
 	srv := iamtest.NewServer(t)
 	c := newClients(t, srv)
 	ctx := context.Background()

@@ -56,6 +56,7 @@ func viewer(members ...string) *iampb.Policy {
 }
 
 func TestSetPropagationCodesAnswersHiddenReads(t *testing.T) {
+	t.Parallel()
 	srv := iamtest.NewServer(t)
 	c := newClients(t, srv)
 	srv.SetPropagationReads(3)
@@ -85,6 +86,7 @@ func TestSetPropagationCodesAnswersHiddenReads(t *testing.T) {
 }
 
 func TestSetStaleReadsAnswerThePreviousPolicy(t *testing.T) {
+	t.Parallel()
 	clock := newTestClock()
 	srv := iamtest.NewServer(t, iamtest.WithClock(clock))
 	c := newClients(t, srv)
@@ -112,6 +114,7 @@ func TestSetStaleReadsAnswerThePreviousPolicy(t *testing.T) {
 }
 
 func TestSetConditionalReadChoosesTheVersion1Answer(t *testing.T) {
+	t.Parallel()
 	srv := iamtest.NewServer(t)
 	c := newClients(t, srv)
 	srv.SeedPolicy("folders/c", &iampb.Policy{Version: 3, Bindings: []*iampb.Binding{{
@@ -139,6 +142,7 @@ func TestSetConditionalReadChoosesTheVersion1Answer(t *testing.T) {
 }
 
 func TestSetRefuseUnknownServiceAccountsRefusesGrants(t *testing.T) {
+	t.Parallel()
 	srv := iamtest.NewServer(t)
 	c := newClients(t, srv)
 	ghost := "serviceAccount:ghost@p.iam.gserviceaccount.com"
@@ -159,6 +163,7 @@ func TestSetRefuseUnknownServiceAccountsRefusesGrants(t *testing.T) {
 }
 
 func TestSetKeyCreationDisabledActsAsTheOrgPolicy(t *testing.T) {
+	t.Parallel()
 	srv := iamtest.NewServer(t)
 	c := newClients(t, srv)
 	sa := srv.SeedServiceAccount("p", "key-robot")
@@ -188,6 +193,7 @@ func TestSetKeyCreationDisabledActsAsTheOrgPolicy(t *testing.T) {
 }
 
 func TestSetIAMMessagesGivesInjectedErrorsIAMsMessage(t *testing.T) {
+	t.Parallel()
 	srv := iamtest.NewServer(t)
 	c := newClients(t, srv)
 	srv.FailNext(iamtest.MethodGetIamPolicy, 1, codes.Unavailable)
@@ -207,6 +213,7 @@ func TestSetIAMMessagesGivesInjectedErrorsIAMsMessage(t *testing.T) {
 }
 
 func TestSetKnownRolesOnlyAndAddRoles(t *testing.T) {
+	t.Parallel()
 	srv := iamtest.NewServer(t)
 	c := newClients(t, srv)
 	p := &iampb.Policy{Bindings: []*iampb.Binding{{Role: "roles/pubsub.publisher", Members: []string{"user:a@example.com"}}}}
@@ -227,6 +234,7 @@ func TestSetKnownRolesOnlyAndAddRoles(t *testing.T) {
 }
 
 func TestSetShuffleBindingsIsSeeded(t *testing.T) {
+	t.Parallel()
 	roles := []string{"roles/viewer", "roles/editor", "roles/browser", "roles/iam.serviceAccountUser", "roles/pubsub.publisher", "roles/pubsub.subscriber"}
 	orders := func(seed int64) []string {
 		srv := iamtest.NewServer(t)
@@ -265,6 +273,7 @@ func TestSetShuffleBindingsIsSeeded(t *testing.T) {
 }
 
 func TestRegisterProjectRefusesUnknownProjects(t *testing.T) {
+	t.Parallel()
 	srv := iamtest.NewServer(t)
 	c := newClients(t, srv)
 	projects := newProjectsClient(t, srv)
@@ -294,6 +303,7 @@ func TestRegisterProjectRefusesUnknownProjects(t *testing.T) {
 }
 
 func TestInviteOwnerAllowsAUserOwner(t *testing.T) {
+	t.Parallel()
 	srv := iamtest.NewServer(t)
 	projects := newProjectsClient(t, srv)
 	ctx := context.Background()
@@ -311,6 +321,7 @@ func TestInviteOwnerAllowsAUserOwner(t *testing.T) {
 // TestFidelityControlsRefuseBadInput checks that each control panics with a
 // message naming iamtest, the control and the value.
 func TestFidelityControlsRefuseBadInput(t *testing.T) {
+	t.Parallel()
 	srv := iamtest.NewServer(t)
 	for _, tc := range []struct {
 		call func()
@@ -344,6 +355,7 @@ func TestFidelityControlsRefuseBadInput(t *testing.T) {
 // TestFidelityControlsAreSafeForConcurrentUse changes the fidelity and data
 // controls while calls run (run with -race).
 func TestFidelityControlsAreSafeForConcurrentUse(t *testing.T) {
+	t.Parallel()
 	srv := iamtest.NewServer(t)
 	c := newClients(t, srv)
 	var wg sync.WaitGroup

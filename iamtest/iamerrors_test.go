@@ -20,6 +20,7 @@ func condition() *expr.Expr {
 }
 
 func TestFailNextWithQuotaExceededError(t *testing.T) {
+	t.Parallel()
 	srv := iamtest.NewServer(t)
 	c := newClients(t, srv)
 	srv.SetRetryInfo(30 * time.Second)
@@ -50,6 +51,7 @@ func TestFailNextWithQuotaExceededError(t *testing.T) {
 }
 
 func TestFailNextWithPermissionDeniedError(t *testing.T) {
+	t.Parallel()
 	srv := iamtest.NewServer(t)
 	c := newClients(t, srv)
 	sa := srv.SeedServiceAccount("p", "robot-one")

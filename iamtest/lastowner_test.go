@@ -20,6 +20,7 @@ import (
 // (https://cloud.google.com/resource-manager/docs/access-control-proj); off,
 // it is allowed.
 func TestLastOwnerOfProjectWithoutOrganization(t *testing.T) {
+	t.Parallel()
 	srv := iamtest.NewServer(t)
 	ctx := context.Background()
 	owner := &iampb.Policy{Bindings: []*iampb.Binding{{Role: "roles/owner", Members: []string{"serviceAccount:o@p.iam.gserviceaccount.com"}}}}

@@ -9,6 +9,7 @@ import (
 // TestMethodsAreTheFakes checks that every Method constant is the name the
 // fake uses.
 func TestMethodsAreTheFakes(t *testing.T) {
+	t.Parallel()
 	for m, want := range map[Method]string{
 		AnyMethod: fakeiam.AnyMethod, MethodGetIamPolicy: fakeiam.MethodGetIamPolicy,
 		MethodSetIamPolicy: fakeiam.MethodSetIamPolicy, MethodTestIamPermissions: fakeiam.MethodTestIamPermissions,

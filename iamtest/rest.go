@@ -36,6 +36,13 @@ func (s *Server) rest() *httptest.Server {
 // it with RESTClientOptions.
 func (s *Server) RESTEndpoint() string { return s.rest().URL + "/" }
 
+// RESTHandler returns the fake's REST face as an http.Handler (the one
+// RESTEndpoint serves: the same store, faults and call log), to serve
+// behind middleware of your own, such as a handler that drops or delays
+// requests at the HTTP level. Serving it is the caller's: Close does not
+// stop servers it was handed to.
+func (s *Server) RESTHandler() http.Handler { return s.fake.RESTHandler() }
+
 // HTTPClient returns an *http.Client whose transport reaches the REST face
 // (plain HTTP over loopback). Wrap its Transport to test a RoundTripper:
 //

@@ -20,6 +20,7 @@ import (
 // dials the port reaches the same store and call log as the in-memory one,
 // and Serve returns nil once Close stops it.
 func TestServeOnTCP(t *testing.T) {
+	t.Parallel()
 	srv, err := iamtest.New()
 	if err != nil {
 		t.Fatal(err)
@@ -70,6 +71,7 @@ func TestServeOnTCP(t *testing.T) {
 // (one store, one call log), an error comes as Google's JSON error, and
 // ServeREST returns nil once Close stops it, an error after.
 func TestServeRESTOnTCP(t *testing.T) {
+	t.Parallel()
 	srv, err := iamtest.New()
 	if err != nil {
 		t.Fatal(err)

@@ -95,3 +95,17 @@ func (s *Server) ClientOptions() []option.ClientOption {
 // closed by Close: do not close it yourself. Dial options of your own (an
 // interceptor under test) need a client made from ClientOptions instead.
 func (s *Server) Conn() *grpc.ClientConn { return s.conn }
+
+// Dial returns a new client connection to the fake, with the dial options
+// opts (an interceptor under test, say) on top of the fake's own: its
+// in-memory dialer and no transport security. Without opts it is a
+// connection like Conn's, but the caller's: close it when done (Close drops
+// it too, and its calls then fail UNAVAILABLE). It returns ctx's error if
+// ctx has ended, and an error if the server is closed.
+func (s *Server) Dial(ctx context.Context, opts ...grpc.DialOption) (*grpc.ClientConn, error) {
+	conn, err := s.fake.Dial(ctx, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("iamtest: %w", err)
+	}
+	return conn, nil
+}

@@ -18,6 +18,7 @@ import (
 // resourcemanager Projects clients at one fake as they are, and sees one
 // policy store behind them.
 func TestClientOptionsServeTheThreeClients(t *testing.T) {
+	t.Parallel()
 	srv := iamtest.NewServer(t)
 	c := newClients(t, srv)
 	ctx := context.Background()
@@ -49,6 +50,7 @@ func TestClientOptionsServeTheThreeClients(t *testing.T) {
 // TestConnServesGeneratedStubs calls the fake through a generated stub on
 // Conn.
 func TestConnServesGeneratedStubs(t *testing.T) {
+	t.Parallel()
 	srv := iamtest.NewServer(t)
 	stub := iampb.NewIAMPolicyClient(srv.Conn())
 	p, err := stub.GetIamPolicy(context.Background(), &iampb.GetIamPolicyRequest{Resource: "projects/p"})
@@ -63,6 +65,7 @@ func TestConnServesGeneratedStubs(t *testing.T) {
 // TestCloseEndsCalls checks that Close may run twice and that calls made
 // after it fail UNAVAILABLE.
 func TestCloseEndsCalls(t *testing.T) {
+	t.Parallel()
 	srv, err := iamtest.New()
 	if err != nil {
 		t.Fatal(err)
@@ -77,6 +80,7 @@ func TestCloseEndsCalls(t *testing.T) {
 
 // TestNewRefusesInvalidOptions checks that New names what it refuses.
 func TestNewRefusesInvalidOptions(t *testing.T) {
+	t.Parallel()
 	for name, tc := range map[string]struct {
 		opt  iamtest.Option
 		want string

@@ -21,6 +21,7 @@ import (
 // every wait, so the test waits no real backoff, and the fake's latency too
 // is served by the bubble's clock.
 func TestSynctestRunsBackoffInNoRealTime(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
 		srv := iamtest.NewServer(t)

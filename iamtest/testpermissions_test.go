@@ -19,6 +19,7 @@ import (
 // exist ("If the resource does not exist, this will return an empty set of
 // permissions, not a NOT_FOUND error"), over gRPC and REST.
 func TestTestIamPermissionsSubset(t *testing.T) {
+	t.Parallel()
 	srv := iamtest.NewServer(t)
 	c := newClients(t, srv)
 	ctx := context.Background()

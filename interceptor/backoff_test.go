@@ -7,6 +7,7 @@ import (
 )
 
 func TestDelayDocumentedSchedule(t *testing.T) {
+	t.Parallel()
 	b := DefaultBackoff()
 	// min(2^n + r, 32) seconds.
 	for n := 0; n < 10; n++ {
@@ -20,6 +21,7 @@ func TestDelayDocumentedSchedule(t *testing.T) {
 }
 
 func TestDelayJitters(t *testing.T) {
+	t.Parallel()
 	b := Backoff{Initial: time.Second, Multiplier: 2, Max: 10 * time.Second}
 	for _, tc := range []struct {
 		name   string
@@ -49,6 +51,7 @@ func TestDelayJitters(t *testing.T) {
 }
 
 func TestDelayNeverOverflows(t *testing.T) {
+	t.Parallel()
 	for _, b := range []Backoff{
 		DefaultBackoff(),
 		{Initial: time.Second, Multiplier: 2, Max: 64 * time.Second, Jitter: FullJitter},

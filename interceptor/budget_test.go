@@ -59,6 +59,7 @@ func runOutage(t *testing.T, r *interceptor.Retrier, clk *steadyClock, rate int,
 }
 
 func TestRetryBudgetHoldsUnderFullOutage(t *testing.T) {
+	t.Parallel()
 	const rate, secsDown = 100, 60
 	var results [2]outageRun
 	for i, withBudget := range []bool{true, false} {
@@ -103,6 +104,7 @@ func TestRetryBudgetHoldsUnderFullOutage(t *testing.T) {
 }
 
 func TestRetryBudgetRecovers(t *testing.T) {
+	t.Parallel()
 	clk := &steadyClock{now: time.Unix(1e9, 0)}
 	r, err := interceptor.New(interceptor.WithClock(clk), interceptor.WithMaxAttempts(3))
 	if err != nil {
@@ -124,6 +126,7 @@ func TestRetryBudgetRecovers(t *testing.T) {
 }
 
 func TestInvalidBudgetOptions(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		ratio, per float64
 		want       string
@@ -144,6 +147,7 @@ func TestInvalidBudgetOptions(t *testing.T) {
 // the budget counts (one millionth) is refused with a message naming the
 // option and the smallest accepted value, never rounded to 0.
 func TestRetryBudgetRefusesRatioItCannotCount(t *testing.T) {
+	t.Parallel()
 	for _, ratio := range []float64{1e-7, 4e-7, 9.99e-7} {
 		_, err := interceptor.New(interceptor.WithRetryBudget(ratio, 0))
 		if err == nil || !strings.Contains(err.Error(), "WithRetryBudget") || !strings.Contains(err.Error(), "0.000001") {
@@ -159,6 +163,7 @@ func TestRetryBudgetRefusesRatioItCannotCount(t *testing.T) {
 // (0.0004, which once rounded to 0) starts with a full bank, so a fresh
 // Retrier lets a lone failing call retry.
 func TestSmallRetryBudgetRatioStillRetries(t *testing.T) {
+	t.Parallel()
 	for _, ratio := range []float64{interceptor.MinBudgetRatio, 0.0004} {
 		clk := &steadyClock{now: time.Unix(1e9, 0)}
 		r, err := interceptor.New(interceptor.WithClock(clk), interceptor.WithRetryBudget(ratio, 0), interceptor.WithMaxAttempts(3))

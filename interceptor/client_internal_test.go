@@ -17,6 +17,7 @@ import (
 // hung attempt is cut and retried; r's own per-attempt timeout, or a
 // CallPerAttemptTimeout, wins over it; a method without one runs without.
 func TestClientInterceptorPerAttemptTimeout(t *testing.T) {
+	t.Parallel()
 	const method = "/google.iam.v1.IAMPolicy/GetIamPolicy"
 	type seen struct {
 		calls    int

@@ -11,6 +11,7 @@ import (
 
 // Real clock, short waits: a cancelled context ends a sleep at once.
 func TestWallClock(t *testing.T) {
+	t.Parallel()
 	c := interceptor.WallClock()
 	start := c.Now()
 	if err := c.Sleep(context.Background(), time.Millisecond); err != nil {

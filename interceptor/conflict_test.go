@@ -10,6 +10,7 @@ import (
 )
 
 func TestConflictBackoffDelay(t *testing.T) {
+	t.Parallel()
 	s := interceptor.SpreadConflicts
 	if got := interceptor.ConflictDelay(s, 0, 0, 0); got != 80*time.Millisecond {
 		t.Errorf("first rerun at r=0: %v, want 80ms", got)

@@ -55,6 +55,7 @@ var knobCallOptionCases = []knobCase{
 }
 
 func TestContextFormsInterceptor(t *testing.T) {
+	t.Parallel()
 	for _, c := range append(knobCases, knobCallOptionCases...) {
 		t.Run(c.name, func(t *testing.T) {
 			h := newHarness(t, interceptor.WithoutRetryBudget())
@@ -68,6 +69,7 @@ func TestContextFormsInterceptor(t *testing.T) {
 }
 
 func TestContextFormsDo(t *testing.T) {
+	t.Parallel()
 	for _, c := range knobCases {
 		t.Run(c.name, func(t *testing.T) {
 			h := newHarness(t, interceptor.WithoutRetryBudget())
@@ -88,6 +90,7 @@ func TestContextFormsDo(t *testing.T) {
 
 // WaitVisible retries NOT_FOUND always; the context forms still bound it.
 func TestContextFormsWaitVisible(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name  string
 		ctx   func(context.Context) context.Context
@@ -119,6 +122,7 @@ func TestContextFormsWaitVisible(t *testing.T) {
 // A context form is read only after a failure: a call that succeeds at
 // once is untouched by it, and it never reaches the invoker as an option.
 func TestContextFormsSuccess(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	ctx := interceptor.MaxAttemptsContext(interceptor.DeadlineContext(interceptor.DisableContext(context.Background()), time.Second), 1)
 	s := &script{}
@@ -128,6 +132,7 @@ func TestContextFormsSuccess(t *testing.T) {
 }
 
 func TestContextFormsNegativePanics(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name string
 		f    func()

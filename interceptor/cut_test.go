@@ -50,6 +50,7 @@ func untilShaved(ctx context.Context, shave time.Duration) {
 const cutTimeout = 200 * time.Millisecond
 
 func TestOwnPerAttemptDeadlineDecidesTheCut(t *testing.T) {
+	t.Parallel()
 	for _, shave := range []time.Duration{0, 5 * time.Millisecond, cutTimeout / 10} {
 		t.Run("gRPC/shave="+shave.String(), func(t *testing.T) {
 			h := newHarness(t, interceptor.WithPerAttemptTimeout(cutTimeout), interceptor.WithClassifier(permanentDeadline))
@@ -114,6 +115,7 @@ func TestOwnPerAttemptDeadlineDecidesTheCut(t *testing.T) {
 // A server's DEADLINE_EXCEEDED well before the attempt's own deadline is
 // the server's (its own timeout): the classifier decides.
 func TestServerDeadlineWellBeforeOwnIsTheClassifiers(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, interceptor.WithPerAttemptTimeout(cutTimeout), interceptor.WithClassifier(permanentDeadline))
 	var calls atomic.Int32
 	err := h.r.UnaryClientInterceptor()(context.Background(), getPolicy, nil, nil, nil,

@@ -19,6 +19,7 @@ func (c stillClock) Sleep(ctx context.Context, _ time.Duration) error { return c
 // (moved here from budget_test.go when Task left the API), nor count toward
 // the attempt cap.
 func TestConflictRerunsDoNotSpendBudget(t *testing.T) {
+	t.Parallel()
 	r, err := New(WithClock(stillClock{time.Unix(1e9, 0)}), WithRetryBudget(0.01, 0.001), WithMaxAttempts(2))
 	if err != nil {
 		t.Fatal(err)

@@ -45,6 +45,7 @@ func (s *spanRig) run(t *testing.T, f func(ctx context.Context)) []sdktrace.Even
 }
 
 func TestSpanEventsOfARetriedCall(t *testing.T) {
+	t.Parallel()
 	s := newSpanRig(t)
 	h := newHarness(t, interceptor.WithMaxAttempts(3))
 	events := s.run(t, func(ctx context.Context) {
@@ -85,6 +86,7 @@ func TestSpanEventsOfARetriedCall(t *testing.T) {
 // TestSpanEventsNeedARecordingSpan: without a span, or with one that does
 // not record, retries work and nothing is added.
 func TestSpanEventsNeedARecordingSpan(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	ctx := trace.ContextWithSpanContext(context.Background(), trace.SpanContext{})
 	for _, c := range []context.Context{context.Background(), ctx} {
@@ -126,6 +128,7 @@ type ctxKey struct{}
 // final Succeeded report with Err nil; a call that succeeds at once
 // reports nothing.
 func TestObserverGetsTheCallersContextAndTheFinalReport(t *testing.T) {
+	t.Parallel()
 	type seen struct {
 		value any
 		a     interceptor.Attempt

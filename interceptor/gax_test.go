@@ -19,6 +19,7 @@ func resolve(opts []gax.CallOption) gax.CallSettings {
 }
 
 func TestDisableGAXRetries(t *testing.T) {
+	t.Parallel()
 	retrying := []gax.CallOption{gax.WithTimeout(time.Minute), gax.WithRetry(func() gax.Retryer { return gax.OnCodes(nil, gax.Backoff{}) })}
 	shared := append(make([]gax.CallOption, 0, 8), retrying...) // spare capacity: an append must not write into it
 	opts := &admin.IamCallOptions{GetServiceAccount: shared, ListRoles: retrying}
@@ -39,6 +40,7 @@ func TestDisableGAXRetries(t *testing.T) {
 }
 
 func TestDisableGAXRetriesRefusesOtherThings(t *testing.T) {
+	t.Parallel()
 	var nilOpts *admin.IamCallOptions
 	for _, v := range []any{nil, admin.IamCallOptions{}, nilOpts, &struct{ A int }{}, new(int), "x"} {
 		err := interceptor.DisableGAXRetries(v)

@@ -88,6 +88,12 @@ func secs(fs ...float64) []time.Duration {
 // contextStatus is what gRPC returns when an attempt's context ends.
 func contextStatus(ctx context.Context) error { return status.FromContextError(ctx.Err()).Err() }
 
+// Short names for the gRPC types some test signatures spell.
+type (
+	grpcClientConn = grpc.ClientConn
+	grpcCallOption = grpc.CallOption
+)
+
 // callWith runs one GetIamPolicy through r with inv as the invoker.
 func callWith(r *interceptor.Retrier, inv grpc.UnaryInvoker) error {
 	return r.UnaryClientInterceptor()(context.Background(), getPolicy, nil, nil, nil, inv)

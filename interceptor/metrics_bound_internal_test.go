@@ -16,6 +16,7 @@ import (
 // per table method, MaxMixinMethods mixin methods, policy.UpdateMethod and
 // "other", whatever names it sees; its cache has a fixed number of slots.
 func TestMetricsPerMethodMapsStayBounded(t *testing.T) {
+	t.Parallel()
 	m, err := makeMetrics(noop.NewMeterProvider())
 	if err != nil {
 		t.Fatal(err)

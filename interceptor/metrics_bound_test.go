@@ -17,6 +17,7 @@ import (
 // get at most MaxMixinMethods values of their own; the rest are "other".
 // The IAM table's methods always get their own.
 func TestMetricsMethodValuesStayBounded(t *testing.T) {
+	t.Parallel()
 	m := newMeterRig(t)
 	h := newHarness(t, m.option(), interceptor.WithMaxAttempts(2))
 	const names = 3000

@@ -132,6 +132,7 @@ func histogram[N int64 | float64](t *testing.T, ms map[string]metricdata.Metrics
 const getPolicyAttr = "google.iam.v1.IAMPolicy/GetIamPolicy"
 
 func TestMetricsRetriedTwiceThenOK(t *testing.T) {
+	t.Parallel()
 	m := newMeterRig(t)
 	h := newHarness(t, m.option())
 	if err := h.call(context.Background(), &script{errs: fail(grpccodes.Unavailable, 2)}, getPolicy, nil); err != nil {
@@ -163,6 +164,7 @@ func TestMetricsRetriedTwiceThenOK(t *testing.T) {
 }
 
 func TestMetricsSuccessAtOnceCountsOnlyTheCall(t *testing.T) {
+	t.Parallel()
 	m := newMeterRig(t)
 	h := newHarness(t, m.option())
 	for range 3 {
@@ -185,6 +187,7 @@ func TestMetricsSuccessAtOnceCountsOnlyTheCall(t *testing.T) {
 // cap, by the budget, by the context deadline and for an unsafe method each
 // add one gave_up with its reason and the status of the error returned.
 func TestMetricsGaveUpByReason(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		reason string
 		opts   []interceptor.Option
@@ -225,6 +228,7 @@ func TestMetricsGaveUpByReason(t *testing.T) {
 }
 
 func TestMetricsGaveUpAtTheContextDeadline(t *testing.T) {
+	t.Parallel()
 	m := newMeterRig(t)
 	h := newHarness(t, m.option())
 	ctx, cancel := context.WithDeadline(context.Background(), h.clock.Now().Add(2*time.Second))
@@ -248,6 +252,7 @@ func TestMetricsGaveUpAtTheContextDeadline(t *testing.T) {
 // leading slash, anything else "other" (a name given to Do among them),
 // so that the attribute's cardinality stays bounded.
 func TestMetricsMethodAttribute(t *testing.T) {
+	t.Parallel()
 	m := newMeterRig(t)
 	h := newHarness(t, m.option())
 	for _, method := range []string{"/google.iam.admin.v1.IAM/GetRole", "/my.Service/Get", "/google.iam.admin.v1.IAM/GetRole"} {
@@ -273,6 +278,7 @@ func TestMetricsMethodAttribute(t *testing.T) {
 }
 
 func TestWithMeterProviderNilIsRefused(t *testing.T) {
+	t.Parallel()
 	_, err := interceptor.New(interceptor.WithMeterProvider(nil))
 	if err == nil || !strings.Contains(err.Error(), "WithMeterProvider(nil)") {
 		t.Fatalf("err %v, want one naming WithMeterProvider(nil)", err)
@@ -284,6 +290,7 @@ func TestWithMeterProviderNilIsRefused(t *testing.T) {
 // observation per attribute set, so separate callbacks would hide each
 // other's counts).
 func TestMetricsSharedByRetriersOfOneProvider(t *testing.T) {
+	t.Parallel()
 	m := newMeterRig(t)
 	for range 2 {
 		h := newHarness(t, m.option())

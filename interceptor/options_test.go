@@ -12,6 +12,7 @@ import (
 )
 
 func TestInvalidOptionsAreRefused(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		opt  interceptor.Option
 		want string
@@ -60,6 +61,7 @@ func TestInvalidOptionsAreRefused(t *testing.T) {
 }
 
 func TestEveryInvalidOptionIsNamed(t *testing.T) {
+	t.Parallel()
 	_, err := interceptor.New(interceptor.WithDeadline(-1), interceptor.WithMaxAttempts(-2), interceptor.WithClock(nil))
 	for _, want := range []string{"WithDeadline", "WithMaxAttempts(-2)", "WithClock(nil)"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
@@ -69,6 +71,7 @@ func TestEveryInvalidOptionIsNamed(t *testing.T) {
 }
 
 func TestZeroValuesMeanNone(t *testing.T) {
+	t.Parallel()
 	for _, opt := range []interceptor.Option{interceptor.WithDeadline(0), interceptor.WithMaxAttempts(0), interceptor.WithPerAttemptTimeout(0)} {
 		if _, err := interceptor.New(opt); err != nil {
 			t.Fatal(err)
@@ -87,6 +90,7 @@ func TestZeroValuesMeanNone(t *testing.T) {
 }
 
 func TestNewErrorIsJoined(t *testing.T) {
+	t.Parallel()
 	_, err := interceptor.New(interceptor.WithDeadline(-1))
 	var joined interface{ Unwrap() []error }
 	if !errors.As(err, &joined) || len(joined.Unwrap()) != 1 {

@@ -24,6 +24,7 @@ func withRetryInfo(c grpccodes.Code, d time.Duration) error {
 }
 
 func TestRetryInfoIsAFloor(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	s := &script{errs: []error{withRetryInfo(grpccodes.Unavailable, 5*time.Second), withRetryInfo(grpccodes.Unavailable, 100*time.Millisecond)}}
 	if err := h.call(context.Background(), s, getPolicy, nil); err != nil {
@@ -36,6 +37,7 @@ func TestRetryInfoIsAFloor(t *testing.T) {
 }
 
 func TestRetryInfoPastDeadlineGivesUp(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, interceptor.WithDeadline(30*time.Second))
 	s := &script{errs: []error{withRetryInfo(grpccodes.Unavailable, time.Minute)}}
 	err := h.call(context.Background(), s, getPolicy, nil)
@@ -65,6 +67,7 @@ func (s *trailerScript) invoke(_ context.Context, _ string, _, _ any, _ *grpc.Cl
 }
 
 func TestTrailerPushback(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		vals   []string
@@ -101,6 +104,7 @@ func TestTrailerPushback(t *testing.T) {
 }
 
 func TestTrailerIgnoredWithoutPushback(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	s := &trailerScript{vals: []string{"-1"}}
 	_ = h.r.UnaryClientInterceptor()(context.Background(), getPolicy, nil, nil, nil, s.invoke)

@@ -34,6 +34,7 @@ func instantiate(tmpl string) string {
 // maps to its own gRPC method on its host and on a host that is not
 // Google's.
 func TestRESTRulesMatchTheProtos(t *testing.T) {
+	t.Parallel()
 	checked := 0
 	for _, s := range []struct {
 		host string

@@ -109,6 +109,7 @@ func connReset(op string) error {
 // failure after the request may have reached the server never is when
 // unsafe; TLS verification failures and a wrapped io.EOF stay permanent.
 func TestRESTTransportErrorsRetriedAsUnavailable(t *testing.T) {
+	t.Parallel()
 	dialRefused := &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
 	for _, tc := range []struct {
 		name   string
@@ -187,6 +188,7 @@ func TestRESTTransportErrorsRetriedAsUnavailable(t *testing.T) {
 // error reaches the caller through http.Client, its text and chain as base
 // gave them, with gRPC's code UNAVAILABLE and what it says of timeouts.
 func TestRESTTransportErrorsGiveUpAsUnavailable(t *testing.T) {
+	t.Parallel()
 	o := newObserved(t, interceptor.WithMaxAttempts(3))
 	base := &faultBase{errs: []error{connReset("read"), connReset("read"), connReset("read")}}
 	_, err := (&http.Client{Transport: o.r.RoundTripper(base)}).Get(restGetSA)
@@ -202,6 +204,7 @@ func TestRESTTransportErrorsGiveUpAsUnavailable(t *testing.T) {
 // stream (a handler that aborts): net/http's bundled stream error is
 // retried for a safe request.
 func TestRESTHTTP2StreamErrorRetried(t *testing.T) {
+	t.Parallel()
 	var n atomic.Int32
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if n.Add(1) == 1 {
@@ -229,6 +232,7 @@ func TestRESTHTTP2StreamErrorRetried(t *testing.T) {
 // TestRESTNilBodyIsEmpty (issue 19 item 2): an error response with a nil
 // Body (net/http allows it from a custom transport) is an empty body.
 func TestRESTNilBodyIsEmpty(t *testing.T) {
+	t.Parallel()
 	o := newObserved(t)
 	base := &faultBase{resps: []*http.Response{answer(503, nil)}}
 	resp, err := o.r.RoundTripper(base).RoundTrip(mustRequest(t, "GET", restGetSA, nil))
@@ -266,6 +270,7 @@ func (f *failingReader) Close() error { return nil }
 // a failed response's body reaches the caller as that read error, after the
 // bytes read before it.
 func TestRESTFailedBodyReadReachesTheCaller(t *testing.T) {
+	t.Parallel()
 	readErr := errors.New("connection reset mid-body")
 	o := newObserved(t)
 	base := &faultBase{resps: []*http.Response{{StatusCode: 403, Header: http.Header{},
@@ -310,6 +315,7 @@ func (o onlyReader) Read(p []byte) (int, error) { return o.r.Read(p) }
 // its body as it came; a replayable one longer than MaxReplayBody is sent
 // once, streamed, and the Attempt says why it was not retried.
 func TestRESTUnreplayableBodyStreamed(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		verb string
@@ -393,6 +399,7 @@ func (b *recvBase) RoundTrip(req *http.Request) (*http.Response, error) {
 // least the header's delay, even for a request unsafe to send again (a
 // definite rejection); a 429 with neither is returned at once.
 func Test429RetryAfterIsRetryInfo(t *testing.T) {
+	t.Parallel()
 	quota := func(h http.Header) *http.Response {
 		return &http.Response{StatusCode: 429, Header: h, Body: io.NopCloser(strings.NewReader(
 			`{"error":{"code":429,"message":"quota","status":"RESOURCE_EXHAUSTED"}}`))}
@@ -453,6 +460,7 @@ func Test429RetryAfterIsRetryInfo(t *testing.T) {
 // WithClassifier decide the RoundTripper's requests outside the IAM table
 // too, under the name the Attempt reports.
 func TestRESTUserFunctionsHonoured(t *testing.T) {
+	t.Parallel()
 	const run = "https://api.example.com/v1/jobs/j1:run"
 	var mu sync.Mutex
 	var asked []string
@@ -504,6 +512,7 @@ func TestRESTUserFunctionsHonoured(t *testing.T) {
 // for a safe request, also when its body's status is UNKNOWN; never for an
 // unsafe one; DATA_LOSS is Permanent.
 func TestREST500UnknownRetriedForSafe(t *testing.T) {
+	t.Parallel()
 	answer := func(st string) *http.Response {
 		body := `internal error`
 		if st != "" {
@@ -534,6 +543,7 @@ func TestREST500UnknownRetriedForSafe(t *testing.T) {
 // TestGRPCUnknownRetriedForSafeOnly (issue 19 item 8): over gRPC, UNKNOWN
 // is retried for a safe call and never for an unsafe one.
 func TestGRPCUnknownRetriedForSafeOnly(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	s := &script{errs: fail(grpccodes.Unknown, 2)}
 	if err := h.call(context.Background(), s, getPolicy, nil); err != nil || s.calls != 3 {
@@ -551,6 +561,7 @@ func TestGRPCUnknownRetriedForSafeOnly(t *testing.T) {
 // after its delay even for a method unsafe to replay, as a REST 429 with
 // Retry-After is; UNAVAILABLE of the same method is not.
 func TestGRPCQuotaWithRetryInfoRetriedEvenUnsafe(t *testing.T) {
+	t.Parallel()
 	const createKey = "/google.iam.admin.v1.IAM/CreateServiceAccountKey"
 	h := newHarness(t)
 	s := &script{errs: []error{withRetryInfo(grpccodes.ResourceExhausted, 3*time.Second)}}
@@ -567,6 +578,7 @@ func TestGRPCQuotaWithRetryInfoRetriedEvenUnsafe(t *testing.T) {
 // TestMetricsGaveUpBodyNotReplayable: a retry that was due but whose body
 // was streamed counts in gave_up with reason body_not_replayable.
 func TestMetricsGaveUpBodyNotReplayable(t *testing.T) {
+	t.Parallel()
 	m := newMeterRig(t)
 	r := restRetrier(t, vclock.New(), m.option())
 	var got strings.Builder

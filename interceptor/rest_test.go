@@ -85,6 +85,7 @@ func restRetrier(t testing.TB, clock *vclock.Clock, opts ...interceptor.Option) 
 func halfRandom() float64 { return 0.5 }
 
 func TestRESTUnmappedRequestsGoByHTTPSemantics(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		verb  string
 		calls int
@@ -107,6 +108,7 @@ func TestRESTUnmappedRequestsGoByHTTPSemantics(t *testing.T) {
 }
 
 func TestRESTBodyReplayedWithoutGetBody(t *testing.T) {
+	t.Parallel()
 	base := &scriptedBase{answers: []httpAnswer{unavailable(), unavailable()}}
 	hc := &http.Client{Transport: restRetrier(t, vclock.New()).RoundTripper(base)}
 	// An io.Reader http.NewRequest does not know: no GetBody.
@@ -130,6 +132,7 @@ func TestRESTBodyReplayedWithoutGetBody(t *testing.T) {
 }
 
 func TestRESTRetriedResponsesClosedLastReturnedUnchanged(t *testing.T) {
+	t.Parallel()
 	base := &scriptedBase{answers: []httpAnswer{unavailable(), unavailable(), unavailable()}}
 	clock := vclock.New()
 	hc := &http.Client{Transport: restRetrier(t, clock, interceptor.WithMaxAttempts(3)).RoundTripper(base)}
@@ -153,6 +156,7 @@ func TestRESTRetriedResponsesClosedLastReturnedUnchanged(t *testing.T) {
 }
 
 func TestRESTRetryAfterIsAFloor(t *testing.T) {
+	t.Parallel()
 	clock := vclock.New()
 	date := clock.Now().Add(20 * time.Second).UTC().Format(http.TimeFormat)
 	base := &scriptedBase{answers: []httpAnswer{
@@ -173,6 +177,7 @@ func TestRESTRetryAfterIsAFloor(t *testing.T) {
 }
 
 func TestRESTContextFlagsAndOwnership(t *testing.T) {
+	t.Parallel()
 	get := func(ctx context.Context, r *interceptor.Retrier, base *scriptedBase) int {
 		req, _ := http.NewRequestWithContext(ctx, "GET", "https://iam.googleapis.com/v1/projects/p/serviceAccounts/a@p.iam.gserviceaccount.com", nil)
 		resp, err := (&http.Client{Transport: r.RoundTripper(base)}).Do(req)
@@ -212,13 +217,23 @@ func TestRESTContextFlagsAndOwnership(t *testing.T) {
 }
 
 func TestRESTCancelEndsWaitAtOnce(t *testing.T) {
+	t.Parallel()
 	base := &scriptedBase{answers: []httpAnswer{unavailable()}}
-	r, err := interceptor.New(interceptor.WithBackoff(interceptor.Backoff{Initial: time.Hour, Multiplier: 2, Max: time.Hour}), interceptor.WithDeadline(2*time.Hour))
+	// The context is cancelled 20 ms after the failed attempt is reported,
+	// so during the hour's wait, never before the attempt (a timer started
+	// with the request could fire first on a busy machine: the 503 would
+	// then be the answer, not an error).
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	r, err := interceptor.New(interceptor.WithBackoff(interceptor.Backoff{Initial: time.Hour, Multiplier: 2, Max: time.Hour}), interceptor.WithDeadline(2*time.Hour),
+		interceptor.WithObserver(func(_ context.Context, a interceptor.Attempt) {
+			if a.Retrying {
+				time.AfterFunc(20*time.Millisecond, cancel)
+			}
+		}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(20*time.Millisecond, cancel)
 	req, _ := http.NewRequestWithContext(ctx, "GET", "https://iam.googleapis.com/v1/roles/viewer", nil)
 	start := time.Now()
 	_, err = (&http.Client{Transport: r.RoundTripper(base)}).Do(req)
@@ -314,6 +329,7 @@ func BenchmarkRESTLoopback(b *testing.B) {
 // would end past the 60 s default deadline (6 attempts, 33.5 s with a
 // random fraction of 0.5), and WithMaxAttempts(2) stops it at 2.
 func TestRESTRetryDeadlineAndAttemptCapHold(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name     string
 		opts     []interceptor.Option

@@ -30,6 +30,7 @@ func fail(c grpccodes.Code, n int) []error {
 }
 
 func TestEachTransientCodeRetriedWithDocumentedWaits(t *testing.T) {
+	t.Parallel()
 	for _, c := range []grpccodes.Code{grpccodes.Unavailable, grpccodes.Internal, grpccodes.DeadlineExceeded} {
 		t.Run(c.String(), func(t *testing.T) {
 			h := newHarness(t)
@@ -49,6 +50,7 @@ func TestEachTransientCodeRetriedWithDocumentedWaits(t *testing.T) {
 }
 
 func TestFreshRandomFractionPerRetry(t *testing.T) {
+	t.Parallel()
 	rs := []float64{0.1, 0.9, 0.3}
 	i := 0
 	h := newHarness(t, interceptor.WithRandom(func() float64 { r := rs[i%len(rs)]; i++; return r }))
@@ -62,6 +64,7 @@ func TestFreshRandomFractionPerRetry(t *testing.T) {
 }
 
 func TestRetryDeadlineTruncates(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t) // default deadline 60 s
 	s := &script{errs: fail(grpccodes.Unavailable, 100)}
 	err := h.call(context.Background(), s, getPolicy, nil)
@@ -82,6 +85,7 @@ func TestRetryDeadlineTruncates(t *testing.T) {
 }
 
 func TestLongerDeadlineReachesMaxBackoff(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, interceptor.WithDeadline(300*time.Second), interceptor.WithMaxBackoff(64*time.Second))
 	s := &script{errs: fail(grpccodes.Internal, 100)}
 	_ = h.call(context.Background(), s, getPolicy, nil)
@@ -92,6 +96,7 @@ func TestLongerDeadlineReachesMaxBackoff(t *testing.T) {
 }
 
 func TestContextDeadlineFailsFast(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, interceptor.WithDeadline(0))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -114,18 +119,27 @@ func TestContextDeadlineFailsFast(t *testing.T) {
 }
 
 func TestCancelDuringWaitEndsAtOnce(t *testing.T) {
-	// Real clock, short: the first wait is 1 s; cancel after 20 ms.
-	r, err := interceptor.New(fixedRandom(0))
+	t.Parallel()
+	// Real clock: the first wait is an hour; the context is cancelled 20 ms
+	// after the failed attempt is reported (so never before it, however
+	// late a busy machine runs the timer). Returning within 30 s (a bound
+	// far from both) shows the wait was cut short.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	r, err := interceptor.New(fixedRandom(0), interceptor.WithDeadline(2*time.Hour),
+		interceptor.WithBackoff(interceptor.Backoff{Initial: time.Hour, Multiplier: 1, Max: time.Hour}),
+		interceptor.WithObserver(func(_ context.Context, a interceptor.Attempt) {
+			if a.Retrying {
+				time.AfterFunc(20*time.Millisecond, cancel)
+			}
+		}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := &script{errs: fail(grpccodes.Unavailable, 100)}
-	ctx, cancel := context.WithCancel(context.Background())
-	timer := time.AfterFunc(20*time.Millisecond, cancel)
-	defer timer.Stop()
 	start := time.Now()
 	err = r.UnaryClientInterceptor()(ctx, getPolicy, nil, nil, nil, s.invoke)
-	if d := time.Since(start); d > 900*time.Millisecond {
+	if d := time.Since(start); d > 30*time.Second {
 		t.Fatalf("returned after %v: the wait was not cut short", d)
 	}
 	if status.Code(err) != grpccodes.Canceled {
@@ -153,11 +167,14 @@ func (c stuckClock) Sleep(ctx context.Context, _ time.Duration) error {
 }
 
 func TestContextDeadlineDuringWait(t *testing.T) {
+	t.Parallel()
 	r, err := interceptor.New(interceptor.WithClock(stuckClock{time.Now().Add(-time.Hour)}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+	// A second (was 30 ms): the deadline must not pass before the first
+	// attempt, however late a busy machine runs it.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	s := &script{errs: fail(grpccodes.Internal, 100)}
 	err = r.UnaryClientInterceptor()(ctx, getPolicy, nil, nil, nil, s.invoke)
@@ -170,6 +187,7 @@ func TestContextDeadlineDuringWait(t *testing.T) {
 }
 
 func TestMaxAttemptsCountsTheFirst(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ max, calls int }{{1, 1}, {2, 2}, {3, 3}, {0, 6}} {
 		h := newHarness(t, interceptor.WithMaxAttempts(tc.max))
 		s := &script{errs: fail(grpccodes.Unavailable, 100)}
@@ -184,6 +202,7 @@ func TestMaxAttemptsCountsTheFirst(t *testing.T) {
 }
 
 func TestPerAttemptTimeout(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, interceptor.WithPerAttemptTimeout(20*time.Millisecond))
 	s := &script{block: 2}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
@@ -203,6 +222,7 @@ func TestPerAttemptTimeout(t *testing.T) {
 }
 
 func TestCallerDeadlineNotRetried(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	s := &script{block: 100}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
@@ -217,6 +237,7 @@ func TestCallerDeadlineNotRetried(t *testing.T) {
 }
 
 func TestNotFoundOptIn(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		opts    []interceptor.Option
@@ -247,6 +268,7 @@ func TestNotFoundOptIn(t *testing.T) {
 }
 
 func TestNotRetried(t *testing.T) {
+	t.Parallel()
 	for _, c := range []grpccodes.Code{grpccodes.Aborted, grpccodes.PermissionDenied, grpccodes.InvalidArgument,
 		grpccodes.FailedPrecondition, grpccodes.ResourceExhausted, grpccodes.Unauthenticated, grpccodes.DataLoss, grpccodes.AlreadyExists} {
 		h := newHarness(t)
@@ -262,6 +284,7 @@ func TestNotRetried(t *testing.T) {
 }
 
 func TestCustomSafeToRetryAndClassifier(t *testing.T) {
+	t.Parallel()
 	var asked []string
 	h := newHarness(t,
 		interceptor.WithSafeToRetry(func(m string, _ any) bool { asked = append(asked, m); return m == "/x.Y/Z" }),
@@ -285,6 +308,7 @@ func TestCustomSafeToRetryAndClassifier(t *testing.T) {
 }
 
 func TestDisablePerCall(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	s := &script{errs: fail(grpccodes.Unavailable, 3)}
 	err := h.call(context.Background(), s, getPolicy, nil, interceptor.Disable())
@@ -294,6 +318,7 @@ func TestDisablePerCall(t *testing.T) {
 }
 
 func TestObserverSeesEveryFailedAttempt(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, interceptor.WithMaxAttempts(3))
 	s := &script{errs: []error{status.Error(grpccodes.Unavailable, "a"), status.Error(grpccodes.Internal, "b"), status.Error(grpccodes.Unavailable, "c")}}
 	_ = h.call(context.Background(), s, getPolicy, nil)
@@ -308,6 +333,7 @@ func TestObserverSeesEveryFailedAttempt(t *testing.T) {
 }
 
 func TestLoggerLevels(t *testing.T) {
+	t.Parallel()
 	type entry struct {
 		level logging.Level
 		msg   string
@@ -346,6 +372,7 @@ func TestLoggerLevels(t *testing.T) {
 }
 
 func TestAttemptMetadata(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	md := metadata.Pairs("x-goog-request-params", "resource=projects/p")
 	ctx := metadata.NewOutgoingContext(context.Background(), md)
@@ -372,6 +399,7 @@ func TestAttemptMetadata(t *testing.T) {
 }
 
 func TestDoNeverRetriesConflict(t *testing.T) {
+	t.Parallel()
 	aborted := status.Error(grpccodes.Aborted, "There were concurrent policy changes.")
 	h := newHarness(t)
 	n := 0
@@ -385,6 +413,7 @@ func TestDoNeverRetriesConflict(t *testing.T) {
 }
 
 func TestDoUsesTheRetriersClassifier(t *testing.T) {
+	t.Parallel()
 	special := errors.New("try again")
 	var gotMethod string
 	h := newHarness(t, interceptor.WithClassifier(func(method string, err error) codes.Class {
@@ -411,6 +440,7 @@ func TestDoUsesTheRetriersClassifier(t *testing.T) {
 }
 
 func TestDoRefusesNilFunc(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	if err := h.r.Do(context.Background(), "op", nil); err == nil || !strings.Contains(err.Error(), "f is nil") {
 		t.Fatalf("err %v", err)
@@ -422,6 +452,7 @@ func TestDoRefusesNilFunc(t *testing.T) {
 // *googleapi.Error's JSON details, or a REST *apierror.APIError's) waits at
 // least its retry_delay, not the backoff's 1.5 s.
 func TestDoHonoursRetryInfoOfRESTErrors(t *testing.T) {
+	t.Parallel()
 	body := `{"error":{"code":429,"status":"RESOURCE_EXHAUSTED","message":"Quota exceeded.","details":[` +
 		`{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"7s"}]}}`
 	restErr := func() error {

@@ -19,6 +19,7 @@ import (
 // timeout is Transient whatever the classifier says, while the caller's
 // context lives.
 func TestOwnPerAttemptTimeoutIsTransientWhateverTheClassifierSays(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t,
 		interceptor.WithPerAttemptTimeout(20*time.Millisecond),
 		interceptor.WithClassifier(func(_ string, err error) codes.Class {
@@ -56,6 +57,7 @@ func TestOwnPerAttemptTimeoutIsTransientWhateverTheClassifierSays(t *testing.T) 
 // Issue 10, item 4: with WithPushback the wait is the larger of RetryInfo's
 // delay and the trailer's; a trailer that forbids the retry still ends it.
 func TestPushbackNeverBelowRetryInfo(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, interceptor.WithPushback())
 	trailers := []string{"0", "7000", "-1"}
 	calls := 0
@@ -85,6 +87,7 @@ func TestPushbackNeverBelowRetryInfo(t *testing.T) {
 // retried even for a method unsafe to replay; an ambiguous outcome of an
 // unsafe method never is, whatever the classifier says.
 func TestDefiniteRejectionsOfUnsafeMethodsRetriedAmbiguousNever(t *testing.T) {
+	t.Parallel()
 	const createKey = "/google.iam.admin.v1.IAM/CreateServiceAccountKey"
 	h := newHarness(t)
 	s := &script{errs: fail(grpccodes.NotFound, 2)}

@@ -129,6 +129,7 @@ func safeMethodList(t *testing.T) []safeMethod {
 // that safeMethods or this file does not decide, so that a new method in a
 // future proto forces a decision instead of falling back to its verb.
 func TestEveryIAMMethodDecided(t *testing.T) {
+	t.Parallel()
 	ms := safeMethodList(t)
 	known := make(map[string]bool, len(ms))
 	for _, m := range ms {
@@ -171,6 +172,7 @@ func safeServiceNames() []string {
 // TestSafeToRetryIAMMethods checks every method of safeServices with a nil
 // request and with an empty request of the method's own input type.
 func TestSafeToRetryIAMMethods(t *testing.T) {
+	t.Parallel()
 	for _, m := range safeMethodList(t) {
 		want, ok := safeWantNoEtag[m.full]
 		if !ok {
@@ -189,6 +191,7 @@ func TestSafeToRetryIAMMethods(t *testing.T) {
 }
 
 func TestSafeToRetryEtag(t *testing.T) {
+	t.Parallel()
 	etag := []byte("BwXhqDkT0mQ=")
 	setWithEtag := &iampb.SetIamPolicyRequest{Resource: "projects/p", Policy: &iampb.Policy{Etag: etag}}
 	setReqs := []struct {
@@ -295,6 +298,7 @@ func TestSafeToRetryEtag(t *testing.T) {
 }
 
 func TestSafeToRetryByVerb(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name string
 		want bool
@@ -376,6 +380,7 @@ func TestSafeToRetryByVerb(t *testing.T) {
 }
 
 func TestSafeToRetryMalformed(t *testing.T) {
+	t.Parallel()
 	etagReq := &iampb.SetIamPolicyRequest{Policy: &iampb.Policy{Etag: []byte("e")}}
 	for _, method := range []string{
 		"",
@@ -481,6 +486,7 @@ func TestSafeToRetryDoesNotAllocate(t *testing.T) {
 // TestSafeToRetryConcurrent is for the race detector: SafeToRetry only reads
 // shared state.
 func TestSafeToRetryConcurrent(t *testing.T) {
+	t.Parallel()
 	var wg sync.WaitGroup
 	errs := make(chan string, 8*len(safeAllocCases))
 	for range 8 {
@@ -521,6 +527,7 @@ func BenchmarkSafeToRetry(b *testing.B) {
 // replay of a write whose answer was lost would be a blind overwrite. The
 // same rule holds for UpdateRole.
 func TestSetIamPolicyReplaySafeOnlyWhenMaskChecksEtag(t *testing.T) {
+	t.Parallel()
 	etag := []byte("BwXhqDkT0mQ=")
 	set := func(etag []byte, paths ...string) *iampb.SetIamPolicyRequest {
 		r := &iampb.SetIamPolicyRequest{Resource: "projects/p", Policy: &iampb.Policy{Etag: etag}}
@@ -585,6 +592,7 @@ func TestSetIamPolicyReplaySafeOnlyWhenMaskChecksEtag(t *testing.T) {
 // a policy of the same name created in between); creates never; DeleteRole
 // and UndeleteRole always (a deleted role's ID is not reused).
 func TestSafeToRetryDenyPoliciesAndCustomRoles(t *testing.T) {
+	t.Parallel()
 	etag := []byte("BwXhqDkT0mQ=")
 	for _, c := range []struct {
 		method string

@@ -144,6 +144,7 @@ var errDown = status.Error(grpccodes.Unavailable, "try again")
 // TestTransactRerunsOnConflict: ABORTED reruns the whole from the read, on
 // the conflict schedule; both changes are kept.
 func TestTransactRerunsOnConflict(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	s := &etagStore{steal: 1}
 	got, err := interceptor.Transact(context.Background(), h.r, s.add("a"))
@@ -166,6 +167,7 @@ func TestTransactRerunsOnConflict(t *testing.T) {
 
 // TestTransactDocumentedConflicts: Conflicts chooses the schedule.
 func TestTransactDocumentedConflicts(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	s := &etagStore{steal: 2}
 	tx := s.add("a")
@@ -183,6 +185,7 @@ func TestTransactDocumentedConflicts(t *testing.T) {
 // when a fresh read shows the etag moved; otherwise the server's refusal,
 // returned at once.
 func TestTransactFailedPrecondition(t *testing.T) {
+	t.Parallel()
 	t.Run("etag moved", func(t *testing.T) {
 		h := newHarness(t)
 		s := &etagStore{steal: 1, staleCode: grpccodes.FailedPrecondition}
@@ -231,6 +234,7 @@ func TestTransactFailedPrecondition(t *testing.T) {
 // TestTransactTransientFailuresReread: a transient failure of the read or
 // the write reruns from a fresh read: a write is never sent again alone.
 func TestTransactTransientFailuresReread(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	s := &etagStore{readFaults: []error{errDown}, writeFaults: []error{errDown}}
 	if _, err := interceptor.Transact(context.Background(), h.r, s.add("a")); err != nil {
@@ -248,6 +252,7 @@ func TestTransactTransientFailuresReread(t *testing.T) {
 // answer was lost is followed by a read that finds the change made: nothing
 // more is written, the change is there once.
 func TestTransactLostAnswerAppliesOnce(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	s := &etagStore{lose: 1}
 	got, err := interceptor.Transact(context.Background(), h.r, s.add("a"))
@@ -265,6 +270,7 @@ func TestTransactLostAnswerAppliesOnce(t *testing.T) {
 // TestTransactNoWriteWhenUnchanged: nothing changed, nothing written; the
 // result is what Modify returned.
 func TestTransactNoWriteWhenUnchanged(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	s := &etagStore{items: []string{"a"}}
 	got, err := interceptor.Transact(context.Background(), h.r, s.add("a"))
@@ -279,6 +285,7 @@ func TestTransactNoWriteWhenUnchanged(t *testing.T) {
 // TestTransactNoBlindOverwrite: an object read without an etag is never
 // written.
 func TestTransactNoBlindOverwrite(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	s := &etagStore{}
 	tx := s.add("a")
@@ -295,6 +302,7 @@ func TestTransactNoBlindOverwrite(t *testing.T) {
 // TestTransactDeadlineNeverOverslept: under endless conflicts or endless
 // transient failures, no wait ends past the retry deadline.
 func TestTransactDeadlineNeverOverslept(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{"conflicts", "transient"} {
 		t.Run(name, func(t *testing.T) {
 			const deadline = 20 * time.Second
@@ -324,6 +332,7 @@ func TestTransactDeadlineNeverOverslept(t *testing.T) {
 // calls does not lose a change under contention; transient failures still
 // count.
 func TestTransactConflictsDoNotCountTowardMaxAttempts(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, interceptor.WithMaxAttempts(2))
 	s := &etagStore{steal: 3, writeFaults: []error{nil, nil, nil, errDown}}
 	if _, err := interceptor.Transact(context.Background(), h.r, s.add("a")); err != nil {
@@ -342,6 +351,7 @@ func TestTransactConflictsDoNotCountTowardMaxAttempts(t *testing.T) {
 // once, unchanged, whatever the classifier says of it; its panic reaches
 // the caller's goroutine.
 func TestTransactModifyErrorAndPanic(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	s := &etagStore{}
 	tx := s.add("a")
@@ -365,6 +375,7 @@ func TestTransactModifyErrorAndPanic(t *testing.T) {
 // TestTransactCancelledDuringWait: the caller's context ends during a wait:
 // the error has the context's code and wraps the last error.
 func TestTransactCancelledDuringWait(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &etagStore{steal: 1}
@@ -380,6 +391,7 @@ func TestTransactCancelledDuringWait(t *testing.T) {
 
 // TestTransactRetryInfo: the server's RetryInfo is the floor of a wait.
 func TestTransactRetryInfo(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	st, err := status.New(grpccodes.Unavailable, "slow down").WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(9 * time.Second)})
 	if err != nil {
@@ -398,6 +410,7 @@ func TestTransactRetryInfo(t *testing.T) {
 // retried only with the 404 opt-in, per call (RetryNotFoundContext) or on
 // the Retrier.
 func TestTransactClassifyPropagation(t *testing.T) {
+	t.Parallel()
 	notYet := status.Error(grpccodes.InvalidArgument, "member does not exist")
 	run := func(ctx context.Context, opts ...interceptor.Option) ([]string, error) {
 		h := newHarness(t, opts...)
@@ -425,6 +438,7 @@ func TestTransactClassifyPropagation(t *testing.T) {
 // so a Retrier's interceptor beneath passes their failures through: the
 // server sees the attempts of one schedule.
 func TestTransactOwnsItsCalls(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	inv := &script{errs: []error{errDown, errDown}}
 	ic := h.r.UnaryClientInterceptor()
@@ -443,6 +457,7 @@ func TestTransactOwnsItsCalls(t *testing.T) {
 // TestTransactPerAttemptTimeout: the Retrier's per-attempt timeout bounds
 // each Read and Write call; a call it cuts off is rerun.
 func TestTransactPerAttemptTimeout(t *testing.T) {
+	t.Parallel()
 	const d = 50 * time.Millisecond
 	h := newHarness(t, interceptor.WithPerAttemptTimeout(d))
 	s := &etagStore{}
@@ -468,6 +483,7 @@ func TestTransactPerAttemptTimeout(t *testing.T) {
 
 // TestTransactRefusesBadInput: every missing piece is named, before any call.
 func TestTransactRefusesBadInput(t *testing.T) {
+	t.Parallel()
 	r, err := interceptor.New()
 	if err != nil {
 		t.Fatal(err)
@@ -493,6 +509,7 @@ func TestTransactRefusesBadInput(t *testing.T) {
 // this library's read-modify-writes under their Method, a name of your own
 // as "other".
 func TestTransactMetrics(t *testing.T) {
+	t.Parallel()
 	m := newMeterRig(t)
 	h := newHarness(t, m.option())
 	for _, method := range []string{"iamretry.policy/Update", "toy/Add"} {
@@ -521,6 +538,7 @@ func TestTransactMetrics(t *testing.T) {
 // TestTransactSpanEventsGoToCallers: with Callers, each failed attempt's
 // span event goes to the span of every caller it returns, not ctx's.
 func TestTransactSpanEventsGoToCallers(t *testing.T) {
+	t.Parallel()
 	rig := newSpanRig(t)
 	h := newHarness(t)
 	tr := rig.tp.Tracer("test")
@@ -553,6 +571,7 @@ func TestTransactSpanEventsGoToCallers(t *testing.T) {
 // written twice. A stale etag reported as the operation's error is a
 // conflict: rerun from the read.
 func TestTransactLongRunningWrite(t *testing.T) {
+	t.Parallel()
 	type op struct {
 		done *toyDoc
 		err  error

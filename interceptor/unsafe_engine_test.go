@@ -10,6 +10,7 @@ import (
 )
 
 func TestUnsafeMethodsNotRetried(t *testing.T) {
+	t.Parallel()
 	withEtag := &iampb.SetIamPolicyRequest{Resource: "r", Policy: &iampb.Policy{Etag: []byte("BwX")}}
 	blind := &iampb.SetIamPolicyRequest{Resource: "r", Policy: &iampb.Policy{}}
 	for _, tc := range []struct {

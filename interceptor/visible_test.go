@@ -63,6 +63,7 @@ func waitVisible(h *harness, s *readScript, opts ...interceptor.VisibleOption) (
 }
 
 func TestWaitVisibleReturnsAfterExactlyNConsecutiveGoodReads(t *testing.T) {
+	t.Parallel()
 	for _, n := range []int{1, 2, 3, 5} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			h := newHarness(t)
@@ -89,6 +90,7 @@ func TestWaitVisibleReturnsAfterExactlyNConsecutiveGoodReads(t *testing.T) {
 }
 
 func TestWaitVisibleDefaultIsThreeReads(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	s := &readScript{}
 	if v, err := waitVisible(h, s); err != nil || s.reads != 3 || v != 3 {
@@ -97,6 +99,7 @@ func TestWaitVisibleDefaultIsThreeReads(t *testing.T) {
 }
 
 func TestWaitVisibleBadReadRestartsTheCount(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	s := &readScript{errs: []error{good, good, notFound(3), good, notFound(5)}}
 	v, err := waitVisible(h, s)
@@ -111,6 +114,7 @@ func TestWaitVisibleBadReadRestartsTheCount(t *testing.T) {
 }
 
 func TestWaitVisibleRetriesTransientAfterAGoodRead(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	s := &readScript{errs: []error{good, status.Error(grpccodes.Unavailable, "try again")}}
 	if v, err := waitVisible(h, s); err != nil || s.reads != 5 || v != 5 {
@@ -119,6 +123,7 @@ func TestWaitVisibleRetriesTransientAfterAGoodRead(t *testing.T) {
 }
 
 func TestWaitVisibleGivesUpAtTheDeadlineWithTheLastError(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, interceptor.WithDeadline(10*time.Second))
 	var errs []error
 	for i := range 20 {
@@ -136,6 +141,7 @@ func TestWaitVisibleGivesUpAtTheDeadlineWithTheLastError(t *testing.T) {
 }
 
 func TestWaitVisibleUnconfirmedAtTheDeadline(t *testing.T) {
+	t.Parallel()
 	// NOT_FOUND at 0 s, a good read at 1.5 s; confirming it would end at
 	// 3 s, past the deadline.
 	h := newHarness(t, interceptor.WithDeadline(2*time.Second))
@@ -148,6 +154,7 @@ func TestWaitVisibleUnconfirmedAtTheDeadline(t *testing.T) {
 }
 
 func TestWaitVisiblePermissionDenied(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name  string
 		errs  []error
@@ -189,6 +196,7 @@ func TestWaitVisiblePermissionDenied(t *testing.T) {
 // A REST error (*googleapi.Error) is judged by its HTTP status and the
 // ErrorInfo in its JSON details, as a gRPC status is.
 func TestWaitVisibleRESTErrors(t *testing.T) {
+	t.Parallel()
 	restDenied := func(reason string) error {
 		e := &googleapi.Error{Code: 403, Message: "The caller does not have permission"}
 		if reason != "" {
@@ -224,6 +232,7 @@ func TestWaitVisibleRESTErrors(t *testing.T) {
 // NOT_FOUND is retried whatever WithRetryNotFound and the classifier say:
 // it is what the wait is for.
 func TestWaitVisibleRetriesNotFoundWithoutTheOptIn(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, interceptor.WithClassifier(func(string, error) codes.Class { return codes.Permanent }))
 	s := &readScript{errs: []error{notFound(1)}}
 	if _, err := waitVisible(h, s); err != nil || s.reads != 4 {
@@ -232,6 +241,7 @@ func TestWaitVisibleRetriesNotFoundWithoutTheOptIn(t *testing.T) {
 }
 
 func TestWaitVisibleObserved(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	s := &readScript{errs: []error{notFound(1)}}
 	if _, err := waitVisible(h, s); err != nil {
@@ -266,6 +276,7 @@ func TestWaitVisibleObserved(t *testing.T) {
 // The waits between good reads confirm, they retry no failure: they spend no
 // retry budget.
 func TestWaitVisibleConfirmingSpendsNoBudget(t *testing.T) {
+	t.Parallel()
 	// A budget that allows one retry: the NOT_FOUND's.
 	h := newHarness(t, interceptor.WithRetryBudget(0, 0.001))
 	s := &readScript{errs: []error{notFound(1)}}
@@ -279,6 +290,7 @@ func TestWaitVisibleConfirmingSpendsNoBudget(t *testing.T) {
 }
 
 func TestWaitVisibleContextEndsDuringAWait(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	h := newHarness(t, interceptor.WithClock(cancelClock{cancel}))
@@ -294,6 +306,7 @@ func TestWaitVisibleContextEndsDuringAWait(t *testing.T) {
 // The reads are owned: an interceptor of the Retrier beneath passes their
 // failures through, so each read reaches the server once.
 func TestWaitVisibleReadsAreOwned(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	inner := &script{errs: []error{status.Error(grpccodes.Unavailable, "x"), notFound(2)}}
 	_, err := interceptor.WaitVisible(context.Background(), h.r, "get robot", func(ctx context.Context) (int, error) {
@@ -305,6 +318,7 @@ func TestWaitVisibleReadsAreOwned(t *testing.T) {
 }
 
 func TestWaitVisibleRefusesBadInput(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	s := &readScript{}
 	capped := newHarness(t, interceptor.WithMaxAttempts(2))
@@ -341,6 +355,7 @@ func TestWaitVisibleRefusesBadInput(t *testing.T) {
 }
 
 func TestWaitVisibleMetricsLikeDo(t *testing.T) {
+	t.Parallel()
 	m := newMeterRig(t)
 	h := newHarness(t, m.option())
 	if _, err := waitVisible(h, &readScript{errs: []error{notFound(1)}}); err != nil {
@@ -373,6 +388,7 @@ func (c cancelClock) Sleep(ctx context.Context, _ time.Duration) error {
 // Do return it at once, even with the 404 opt-in and the very ErrorInfo
 // (or none) that WaitVisible retries before its first good read.
 func TestPermissionDeniedNotRetriedByTheInterceptor(t *testing.T) {
+	t.Parallel()
 	for _, reason := range []string{"IAM_PERMISSION_DENIED", ""} {
 		h := newHarness(t, interceptor.WithRetryNotFound())
 		s := &script{errs: []error{denied(reason), denied(reason)}}
@@ -387,6 +403,7 @@ func TestPermissionDeniedNotRetriedByTheInterceptor(t *testing.T) {
 }
 
 func TestPermissionDeniedNotRetriedByDo(t *testing.T) {
+	t.Parallel()
 	for _, reason := range []string{"IAM_PERMISSION_DENIED", ""} {
 		h := newHarness(t, interceptor.WithRetryNotFound())
 		runs := 0

@@ -12,8 +12,8 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/fieldmaskpb"
 
+	"github.com/iamretry/iamretry/iamtest"
 	"github.com/iamretry/iamretry/interceptor"
-	"github.com/iamretry/iamretry/internal/fakeiam"
 )
 
 // TestLostSetIamPolicyWithBindingsMaskIsNotReplayed: writer A reads a policy
@@ -25,6 +25,7 @@ import (
 // replay is made and fails ABORTED (B's grant survives too). A Retrier told
 // that everything is safe shows what the rule prevents.
 func TestLostSetIamPolicyWithBindingsMaskIsNotReplayed(t *testing.T) {
+	t.Parallel()
 	const resource = "projects/blind-replay"
 	for _, tc := range []struct {
 		name          string
@@ -40,7 +41,7 @@ func TestLostSetIamPolicyWithBindingsMaskIsNotReplayed(t *testing.T) {
 			[]interceptor.Option{interceptor.WithSafeToRetry(func(string, any) bool { return true })}, codes.OK, 2, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			fake := fakeiam.Start(t)
+			fake := iamtest.NewServer(t)
 			ctx := context.Background()
 			plain, err := fake.Dial(ctx)
 			if err != nil {
@@ -55,7 +56,7 @@ func TestLostSetIamPolicyWithBindingsMaskIsNotReplayed(t *testing.T) {
 			var bErr error
 			interleave := func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
 				err := invoker(ctx, method, req, reply, cc, opts...)
-				if err != nil && method == fakeiam.MethodSetIamPolicy {
+				if err != nil && method == string(iamtest.MethodSetIamPolicy) {
 					once.Do(func() { bErr = grantAsB(ctx, b, resource) })
 				}
 				return err
@@ -74,7 +75,7 @@ func TestLostSetIamPolicyWithBindingsMaskIsNotReplayed(t *testing.T) {
 				t.Fatal(err)
 			}
 			p.Bindings = append(p.Bindings, &iampb.Binding{Role: "roles/viewer", Members: []string{"user:a@example.com"}})
-			fake.LoseNextAnswers(fakeiam.MethodSetIamPolicy, 1)
+			fake.LoseNextAnswers(iamtest.MethodSetIamPolicy, 1)
 			count.n.Store(0)
 			_, err = a.SetIamPolicy(ctx, &iampb.SetIamPolicyRequest{Resource: resource, Policy: p, UpdateMask: &fieldmaskpb.FieldMask{Paths: tc.mask}})
 			if bErr != nil {

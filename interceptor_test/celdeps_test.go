@@ -11,6 +11,7 @@ import (
 // checks IAM Conditions with it), never by users of codes, interceptor or
 // interceptor/policy.
 func TestCELOnlyForUsersOfTheFake(t *testing.T) {
+	t.Parallel()
 	goCmd, err := exec.LookPath("go")
 	if err != nil {
 		t.Skipf("the go command is not available (%v)", err)

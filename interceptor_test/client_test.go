@@ -169,6 +169,7 @@ func checkWired(t *testing.T, callOptions any) {
 // the attempts of one schedule during an outage (no gax multiplication),
 // and the Retrier's 2 min deadline governs, not gax's 60 s timeout.
 func TestNewClientOneSchedule(t *testing.T) {
+	t.Parallel()
 	for _, c := range grpcCases() {
 		t.Run(c.name, func(t *testing.T) {
 			g := newClientRig(t)
@@ -199,6 +200,7 @@ func TestNewClientOneSchedule(t *testing.T) {
 // wired by hand (dial option and DisableGAXRetries) keeps gax's 60 s
 // timeout, which cuts the 2 min deadline short (6 attempts, 33.5 s).
 func TestHandWiredClientCutByGAXTimeout(t *testing.T) {
+	t.Parallel()
 	g := newClientRig(t)
 	ctx := context.Background()
 	c, err := admin.NewIamClient(ctx, append(g.srv.ClientOptions(),
@@ -224,6 +226,7 @@ func TestHandWiredClientCutByGAXTimeout(t *testing.T) {
 // call ends UNIMPLEMENTED after one attempt through the interceptor; the
 // wiring is checked on its CallOptions.
 func TestNewClientCredentials(t *testing.T) {
+	t.Parallel()
 	g := newClientRig(t)
 	ctx := context.Background()
 	c, err := interceptor.NewClient(ctx, g.r, credentials.NewIamCredentialsClient, g.srv.ClientOptions()...)
@@ -246,6 +249,7 @@ func TestNewClientCredentials(t *testing.T) {
 // TestNewClientLROClient: the Projects client's LROClient (operation
 // polling) has gax retries and timeouts off too.
 func TestNewClientLROClient(t *testing.T) {
+	t.Parallel()
 	g := newClientRig(t)
 	c, err := interceptor.NewClient(context.Background(), g.r, resourcemanager.NewProjectsClient, g.srv.ClientOptions()...)
 	if err != nil {
@@ -333,6 +337,7 @@ func restCases() []restCase {
 // with the fake's HTTP client given and without one (built from opts),
 // makes the attempts of one schedule during an outage, past gax's 60 s.
 func TestNewRESTClientOneSchedule(t *testing.T) {
+	t.Parallel()
 	for _, c := range restCases() {
 		for _, given := range []bool{true, false} {
 			t.Run(fmt.Sprintf("%s/given=%v", c.name, given), func(t *testing.T) {
@@ -384,6 +389,7 @@ func (c *noCallOptions) Connection() *grpc.ClientConn { return c.conn }
 func (c *noCallOptions) Close() error                 { c.closed = true; return nil }
 
 func TestNewClientBadInput(t *testing.T) {
+	t.Parallel()
 	g := newClientRig(t)
 	ctx := context.Background()
 	opts := g.srv.ClientOptions()
@@ -490,6 +496,7 @@ func TestNewClientBadInput(t *testing.T) {
 // whole call: a hung first attempt is cut and retried, and the call
 // succeeds.
 func TestNewRESTClientPerAttemptTimeout(t *testing.T) {
+	t.Parallel()
 	g := newClientRig(t)
 	var mu sync.Mutex
 	n := 0
@@ -512,7 +519,9 @@ func TestNewRESTClientPerAttemptTimeout(t *testing.T) {
 	ctor := func(ctx context.Context, opts ...option.ClientOption) (*iamapi.IamPolicyClient, error) {
 		c, err := iamapi.NewIamPolicyRESTClient(ctx, opts...)
 		if err == nil {
-			to := gax.WithTimeout(50 * time.Millisecond)
+			// Long enough for the attempt after the cut to answer on a
+			// busy machine under the race detector: only the hung one is cut.
+			to := gax.WithTimeout(2 * time.Second)
 			c.CallOptions.GetIamPolicy = append(c.CallOptions.GetIamPolicy, to)
 			c.CallOptions.SetIamPolicy = append(c.CallOptions.SetIamPolicy, to)
 			c.CallOptions.TestIamPermissions = append(c.CallOptions.TestIamPermissions, to)
@@ -526,7 +535,7 @@ func TestNewRESTClientPerAttemptTimeout(t *testing.T) {
 	}
 	defer c.Close()
 	// A bound on the test only (real time), should the attempt never be cut.
-	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	if _, err := c.GetIamPolicy(cctx, &iampb.GetIamPolicyRequest{Resource: "projects/p1"}); err != nil {
 		t.Fatalf("GetIamPolicy: %v; want success after the hung attempt was cut", err)

@@ -17,6 +17,7 @@ import (
 // client's interceptor passes the Updater's calls through, and gax retries
 // nothing. The Updater shares the client's Retrier, g.r.
 func TestUpdaterOverNewClientOneSchedule(t *testing.T) {
+	t.Parallel()
 	g := newClientRig(t)
 	ctx := context.Background()
 	c, err := interceptor.NewClient(ctx, g.r, iamapi.NewIamPolicyClient, g.srv.ClientOptions()...)

@@ -29,8 +29,8 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/status"
 
+	"github.com/iamretry/iamretry/iamtest"
 	"github.com/iamretry/iamretry/interceptor"
-	"github.com/iamretry/iamretry/internal/fakeiam"
 )
 
 // skipClock is a virtual interceptor.Clock: Sleep returns at once, moves
@@ -138,6 +138,7 @@ func selfSigned(t *testing.T, notBefore, notAfter time.Time) (tls.Certificate, *
 // certificate, host name mismatch), from a real handshake, ends the call
 // after one attempt and no wait: the server never saw the request.
 func TestTLSVerificationFailureIsNotRetried(t *testing.T) {
+	t.Parallel()
 	now := time.Now()
 	good, goodLeaf := selfSigned(t, now.Add(-time.Hour), now.Add(time.Hour))
 	expired, expiredLeaf := selfSigned(t, now.Add(-2*time.Hour), now.Add(-time.Hour))
@@ -190,7 +191,8 @@ func TestTLSVerificationFailureIsNotRetried(t *testing.T) {
 // (invalid UTF-8 in a string field) fails INTERNAL on the client; it ends the
 // call after one attempt and no wait, and nothing reaches the server.
 func TestUnmarshallableRequestIsNotRetried(t *testing.T) {
-	fake := fakeiam.Start(t)
+	t.Parallel()
+	fake := iamtest.NewServer(t)
 	r, clk := newSkipRetrier(t)
 	var count attemptCounter
 	conn, err := fake.Dial(context.Background(), grpc.WithChainUnaryInterceptor(r.UnaryClientInterceptor(), count.intercept))
@@ -208,7 +210,7 @@ func TestUnmarshallableRequestIsNotRetried(t *testing.T) {
 	if w := clk.Waits(); len(w) != 0 {
 		t.Errorf("waited %v, want no wait", w)
 	}
-	if n := fake.CountCalls(fakeiam.MethodGetIamPolicy); n != 0 {
+	if n := fake.CountCalls(iamtest.MethodGetIamPolicy); n != 0 {
 		t.Errorf("the server saw %d calls, want 0", n)
 	}
 }

@@ -32,6 +32,7 @@ var e2eKnobs = []struct {
 // gRPC and REST client NewClient and NewRESTClient build (a gRPC CallOption
 // on a REST client would be ignored; the context form is not).
 func TestContextFormsEveryClient(t *testing.T) {
+	t.Parallel()
 	type client struct {
 		name  string
 		build func(ctx context.Context, g *clientRig) (func(context.Context) error, func(), error)

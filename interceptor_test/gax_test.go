@@ -8,8 +8,8 @@ import (
 	admin "cloud.google.com/go/iam/admin/apiv1"
 	"cloud.google.com/go/iam/admin/apiv1/adminpb"
 	gax "github.com/googleapis/gax-go/v2"
+	"github.com/iamretry/iamretry/iamtest"
 	"github.com/iamretry/iamretry/interceptor"
-	"github.com/iamretry/iamretry/internal/fakeiam"
 	"github.com/iamretry/iamretry/internal/vclock"
 	"google.golang.org/api/option"
 	"google.golang.org/grpc"
@@ -28,10 +28,11 @@ import (
 // deadline gax puts on the context never looks near to it and each gax
 // attempt gets the interceptor's full WithMaxAttempts(4).
 func TestRetryAtOneLayer(t *testing.T) {
+	t.Parallel()
 	const perLayer = 4
 	measure := func(t *testing.T, disable bool) (calls int, err error) {
-		srv := fakeiam.Start(t)
-		srv.SetFailureRate(fakeiam.MethodGetServiceAccount, 1, grpccodes.Unavailable)
+		srv := iamtest.NewServer(t)
+		srv.SetFailureRate(iamtest.MethodGetServiceAccount, 1, grpccodes.Unavailable)
 		r, err := interceptor.New(
 			interceptor.WithClock(vclock.At(time.Now().Add(-time.Hour))),
 			interceptor.WithMaxAttempts(perLayer),
@@ -57,7 +58,7 @@ func TestRetryAtOneLayer(t *testing.T) {
 			c.CallOptions.GetServiceAccount = append(c.CallOptions.GetServiceAccount, gax.WithTimeout(time.Second))
 		}
 		_, err = c.GetServiceAccount(ctx, &adminpb.GetServiceAccountRequest{Name: "projects/p/serviceAccounts/a@p.iam.gserviceaccount.com"})
-		return srv.CountCalls(fakeiam.MethodGetServiceAccount), err
+		return srv.CountCalls(iamtest.MethodGetServiceAccount), err
 	}
 
 	with, errWith := measure(t, true)

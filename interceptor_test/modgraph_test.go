@@ -18,6 +18,7 @@ var plotStack = []string{"gonum.org/", "go-fonts", "go-pdf/fpdf", "ajstarks/svgo
 // checks that its "go list -m all" holds none of the plot stack (the CLI
 // keeps it in a module of its own).
 func TestConsumerModuleGraphIsLight(t *testing.T) {
+	t.Parallel()
 	goCmd, err := exec.LookPath("go")
 	if err != nil {
 		t.Skipf("the go command is not available (%v): cannot build a consumer module", err)

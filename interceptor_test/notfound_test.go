@@ -15,14 +15,15 @@ import (
 	"google.golang.org/grpc/codes"
 
 	iamcodes "github.com/iamretry/iamretry/codes"
+	"github.com/iamretry/iamretry/iamtest"
 	"github.com/iamretry/iamretry/interceptor"
-	"github.com/iamretry/iamretry/internal/fakeiam"
 )
 
 // TestNotFoundAfterCreate makes each new service account answer NOT_FOUND
-// to its first two reads (as fakeiam.WithPropagationReads(2) would, set here
+// to its first two reads (the fake's SetPropagationReads(2), set here
 // after the rig's own account exists).
 func TestNotFoundAfterCreate(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	getSA := func(g *e2eRig, sa *adminpb.ServiceAccount, opts ...gax.CallOption) error {
 		_, err := g.admin.GetServiceAccount(ctx, &adminpb.GetServiceAccountRequest{Name: sa.Name}, opts...)
@@ -37,7 +38,7 @@ func TestNotFoundAfterCreate(t *testing.T) {
 		err := getSA(g, sa)
 		wantCode(t, err, codes.NotFound)
 		wantSleeps(t, g, nil)
-		wantLog(t, g, fakeiam.MethodGetServiceAccount, nil, codes.NotFound)
+		wantLog(t, g, iamtest.MethodGetServiceAccount, nil, codes.NotFound)
 		if a := wantLastAttempt(t, g, 1, interceptor.NotRetryable); a.Class != iamcodes.Propagation {
 			t.Errorf("NOT_FOUND classed %v, want Propagation", a.Class)
 		}
@@ -53,7 +54,7 @@ func TestNotFoundAfterCreate(t *testing.T) {
 		}
 		waits := secs(1.5, 2.5)
 		wantSleeps(t, g, waits)
-		wantLog(t, g, fakeiam.MethodGetServiceAccount, waits, codes.NotFound, codes.NotFound, codes.OK)
+		wantLog(t, g, iamtest.MethodGetServiceAccount, waits, codes.NotFound, codes.NotFound, codes.OK)
 		for i, a := range g.Attempts() {
 			if a.Class != iamcodes.Propagation || a.Reason != interceptor.Retry || a.Wait != waits[i] {
 				t.Errorf("attempt %d: %+v, want a Propagation retry after %v", i+1, a, waits[i])
@@ -64,7 +65,7 @@ func TestNotFoundAfterCreate(t *testing.T) {
 		// it, is not retried.
 		other := g.createAccount(t, "other-robot")
 		wantCode(t, getSA(g, other), codes.NotFound)
-		wantLog(t, g, fakeiam.MethodGetServiceAccount, nil, codes.NotFound)
+		wantLog(t, g, iamtest.MethodGetServiceAccount, nil, codes.NotFound)
 	})
 
 	t.Run("per Retrier: WithRetryNotFound()", func(t *testing.T) {
@@ -77,7 +78,7 @@ func TestNotFoundAfterCreate(t *testing.T) {
 		}
 		waits := secs(1.5, 2.5)
 		wantSleeps(t, g, waits)
-		wantLog(t, g, fakeiam.MethodGetServiceAccount, waits, codes.NotFound, codes.NotFound, codes.OK)
+		wantLog(t, g, iamtest.MethodGetServiceAccount, waits, codes.NotFound, codes.NotFound, codes.OK)
 
 		// The admin client's hand-written GetIamPolicy takes no call
 		// options: a Retrier-wide opt-in is the only way to reach it.
@@ -86,6 +87,6 @@ func TestNotFoundAfterCreate(t *testing.T) {
 			t.Fatalf("admin GetIamPolicy under WithRetryNotFound: %v", err)
 		}
 		wantSleeps(t, g, waits)
-		wantLog(t, g, fakeiam.MethodAdminGetIamPolicy, waits, codes.NotFound, codes.NotFound, codes.OK)
+		wantLog(t, g, iamtest.MethodAdminGetIamPolicy, waits, codes.NotFound, codes.NotFound, codes.OK)
 	})
 }

@@ -13,8 +13,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	iamcodes "github.com/iamretry/iamretry/codes"
+	"github.com/iamretry/iamretry/iamtest"
 	"github.com/iamretry/iamretry/interceptor"
-	"github.com/iamretry/iamretry/internal/fakeiam"
 )
 
 const (
@@ -27,17 +27,18 @@ const (
 // after exactly one attempt, through each kind of client, even where the
 // request is safe to retry (reads, etag writes).
 func TestNotRetriedOneAttempt(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cases := []struct {
 		name  string
 		code  codes.Code
 		class iamcodes.Class
 		// do makes the failing call and returns the method it called.
-		do func(t *testing.T, g *e2eRig, k e2eKind) (string, error)
+		do func(t *testing.T, g *e2eRig, k e2eKind) (iamtest.Method, error)
 	}{
 		{
 			name: "ABORTED stale etag", code: codes.Aborted, class: iamcodes.Conflict,
-			do: func(t *testing.T, g *e2eRig, k e2eKind) (string, error) {
+			do: func(t *testing.T, g *e2eRig, k e2eKind) (iamtest.Method, error) {
 				p, err := k.get(ctx, g, g.sa.Name)
 				if err != nil {
 					t.Fatal(err)
@@ -48,22 +49,22 @@ func TestNotRetriedOneAttempt(t *testing.T) {
 				}
 				g.reset()
 				_, err = k.set(ctx, g, g.sa.Name, grant(p, testRole, testMember))
-				if msg := status.Convert(err).Message(); msg != fakeiam.ConcurrentChangeMessage {
-					t.Errorf("message %q, want IAM's %q", msg, fakeiam.ConcurrentChangeMessage)
+				if msg := status.Convert(err).Message(); msg != concurrentChangeMessage {
+					t.Errorf("message %q, want IAM's %q", msg, concurrentChangeMessage)
 				}
 				return k.setMethod, err
 			},
 		},
 		{
 			name: "PERMISSION_DENIED", code: codes.PermissionDenied, class: iamcodes.Permanent,
-			do: func(t *testing.T, g *e2eRig, k e2eKind) (string, error) {
+			do: func(t *testing.T, g *e2eRig, k e2eKind) (iamtest.Method, error) {
 				g.fake.FailNext(k.readMethod, 1, codes.PermissionDenied)
 				return k.readMethod, k.read(ctx, g)
 			},
 		},
 		{
 			name: "INVALID_ARGUMENT bad member", code: codes.InvalidArgument, class: iamcodes.Permanent,
-			do: func(t *testing.T, g *e2eRig, k e2eKind) (string, error) {
+			do: func(t *testing.T, g *e2eRig, k e2eKind) (iamtest.Method, error) {
 				p, err := k.get(ctx, g, g.sa.Name)
 				if err != nil {
 					t.Fatal(err)
@@ -77,7 +78,7 @@ func TestNotRetriedOneAttempt(t *testing.T) {
 		},
 		{
 			name: "UNIMPLEMENTED", code: codes.Unimplemented, class: iamcodes.Permanent,
-			do: func(t *testing.T, g *e2eRig, k e2eKind) (string, error) {
+			do: func(t *testing.T, g *e2eRig, k e2eKind) (iamtest.Method, error) {
 				if k.name == "admin.IamClient" {
 					// A read the fake does not implement: its own answer.
 					_, err := g.admin.QueryAuditableServices(ctx, &adminpb.QueryAuditableServicesRequest{
@@ -98,7 +99,7 @@ func TestNotRetriedOneAttempt(t *testing.T) {
 				wantCode(t, err, c.code)
 				wantSleeps(t, g, nil)
 				wantLog(t, g, method, nil, c.code)
-				if n := g.fake.CountCalls(fakeiam.AnyMethod); n != 1 {
+				if n := g.fake.CountCalls(iamtest.AnyMethod); n != 1 {
 					t.Errorf("fake saw %d calls, want 1: %+v", n, g.fake.Calls())
 				}
 				if a := wantLastAttempt(t, g, 1, interceptor.NotRetryable); a.Class != c.class {
@@ -113,17 +114,18 @@ func TestNotRetriedOneAttempt(t *testing.T) {
 // mints a new private key, so a transient failure is never retried: one
 // call, and no key beyond the one the server committed, if it did.
 func TestCreateServiceAccountKeyNeverRetried(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, c := range []struct {
 		name   string
-		inject func(f *fakeiam.Server)
+		inject func(f *iamtest.Server)
 		keys   int
 	}{
-		{"UNAVAILABLE before the key is minted", func(f *fakeiam.Server) {
-			f.FailNext(fakeiam.MethodCreateServiceAccountKey, 1, codes.Unavailable)
+		{"UNAVAILABLE before the key is minted", func(f *iamtest.Server) {
+			f.FailNext(iamtest.MethodCreateServiceAccountKey, 1, codes.Unavailable)
 		}, 0},
-		{"answer lost after the key is minted", func(f *fakeiam.Server) {
-			f.LoseNextAnswers(fakeiam.MethodCreateServiceAccountKey, 1)
+		{"answer lost after the key is minted", func(f *iamtest.Server) {
+			f.LoseNextAnswers(iamtest.MethodCreateServiceAccountKey, 1)
 		}, 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -133,7 +135,7 @@ func TestCreateServiceAccountKeyNeverRetried(t *testing.T) {
 			_, err := g.admin.CreateServiceAccountKey(ctx, &adminpb.CreateServiceAccountKeyRequest{Name: g.sa.Name})
 			wantInjected(t, err, codes.Unavailable)
 			wantSleeps(t, g, nil)
-			wantLog(t, g, fakeiam.MethodCreateServiceAccountKey, nil, codes.Unavailable)
+			wantLog(t, g, iamtest.MethodCreateServiceAccountKey, nil, codes.Unavailable)
 			if a := wantLastAttempt(t, g, 1, interceptor.Unsafe); a.Class != iamcodes.Transient {
 				t.Errorf("classed %v, want Transient (retryable, but not this method)", a.Class)
 			}
@@ -148,6 +150,7 @@ func TestCreateServiceAccountKeyNeverRetried(t *testing.T) {
 // is retried after UNAVAILABLE and lands; a blind write (no etag), which
 // could undo a concurrent change if replayed, is not retried.
 func TestSetIamPolicyRetriedOnlyWithEtag(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, k := range e2eKinds {
 		t.Run(k.name+"/with etag", func(t *testing.T) {
@@ -196,6 +199,7 @@ func TestSetIamPolicyRetriedOnlyWithEtag(t *testing.T) {
 // the GAPIC clients) returns a call's first failure as it is; the next call,
 // without it, is retried again.
 func TestDisablePerCall(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, k := range e2eKinds {
 		t.Run(k.name, func(t *testing.T) {
@@ -231,6 +235,7 @@ func TestDisablePerCall(t *testing.T) {
 // to return ABORTED unchanged and not retry it (Conflict is never retried as
 // a lone write).
 func TestLostAnswerOnEtagWrite(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, k := range e2eKinds {
 		t.Run(k.name, func(t *testing.T) {
@@ -243,8 +248,8 @@ func TestLostAnswerOnEtagWrite(t *testing.T) {
 
 			_, err = k.set(ctx, g, g.sa.Name, grant(p, testRole, testMember))
 			wantCode(t, err, codes.Aborted)
-			if msg := status.Convert(err).Message(); msg != fakeiam.ConcurrentChangeMessage {
-				t.Errorf("message %q, want IAM's stale-etag answer %q", msg, fakeiam.ConcurrentChangeMessage)
+			if msg := status.Convert(err).Message(); msg != concurrentChangeMessage {
+				t.Errorf("message %q, want IAM's stale-etag answer %q", msg, concurrentChangeMessage)
 			}
 			wantSleeps(t, g, secs(1.5))
 			wantLog(t, g, k.setMethod, secs(1.5), codes.Unavailable, codes.Aborted)

@@ -15,9 +15,9 @@ import (
 	grpccodes "google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/iamretry/iamretry/iamtest"
 	"github.com/iamretry/iamretry/interceptor"
 	"github.com/iamretry/iamretry/interceptor/policy"
-	"github.com/iamretry/iamretry/internal/fakeiam"
 	"github.com/iamretry/iamretry/internal/vclock"
 )
 
@@ -26,14 +26,14 @@ import (
 // (the Updater turns gax's retries off on its own calls).
 type ownerKind struct {
 	name     string
-	get, set string // the methods as the fake logs them
+	get, set iamtest.Method // the methods as the fake logs them
 	// make returns the client and the resource to update.
-	make func(t *testing.T, srv *fakeiam.Server, copts []option.ClientOption, dial grpc.DialOption) (policy.Client, string)
+	make func(t *testing.T, srv *iamtest.Server, copts []option.ClientOption, dial grpc.DialOption) (policy.Client, string)
 }
 
 var ownerKinds = []ownerKind{
-	{"IamPolicyClient", fakeiam.MethodGetIamPolicy, fakeiam.MethodSetIamPolicy,
-		func(t *testing.T, _ *fakeiam.Server, copts []option.ClientOption, _ grpc.DialOption) (policy.Client, string) {
+	{"IamPolicyClient", iamtest.MethodGetIamPolicy, iamtest.MethodSetIamPolicy,
+		func(t *testing.T, _ *iamtest.Server, copts []option.ClientOption, _ grpc.DialOption) (policy.Client, string) {
 			c, err := iamapi.NewIamPolicyClient(context.Background(), copts...)
 			if err != nil {
 				t.Fatal(err)
@@ -41,8 +41,8 @@ var ownerKinds = []ownerKind{
 			t.Cleanup(func() { c.Close() })
 			return c, "projects/p1/topics/t1"
 		}},
-	{"FromAdmin", fakeiam.MethodAdminGetIamPolicy, fakeiam.MethodAdminSetIamPolicy,
-		func(t *testing.T, _ *fakeiam.Server, copts []option.ClientOption, _ grpc.DialOption) (policy.Client, string) {
+	{"FromAdmin", iamtest.MethodAdminGetIamPolicy, iamtest.MethodAdminSetIamPolicy,
+		func(t *testing.T, _ *iamtest.Server, copts []option.ClientOption, _ grpc.DialOption) (policy.Client, string) {
 			c, err := admin.NewIamClient(context.Background(), copts...)
 			if err != nil {
 				t.Fatal(err)
@@ -54,8 +54,8 @@ var ownerKinds = []ownerKind{
 			}
 			return policy.FromAdmin(c), sa.GetName()
 		}},
-	{"FromConn", fakeiam.MethodGetIamPolicy, fakeiam.MethodSetIamPolicy,
-		func(t *testing.T, srv *fakeiam.Server, _ []option.ClientOption, dial grpc.DialOption) (policy.Client, string) {
+	{"FromConn", iamtest.MethodGetIamPolicy, iamtest.MethodSetIamPolicy,
+		func(t *testing.T, srv *iamtest.Server, _ []option.ClientOption, dial grpc.DialOption) (policy.Client, string) {
 			var extra []grpc.DialOption
 			if dial != nil {
 				extra = append(extra, dial)
@@ -67,8 +67,8 @@ var ownerKinds = []ownerKind{
 			t.Cleanup(func() { conn.Close() })
 			return policy.FromConn(conn), "projects/p1/topics/t1"
 		}},
-	{"resourcemanager.ProjectsClient", fakeiam.MethodProjectsGetIamPolicy, fakeiam.MethodProjectsSetIamPolicy,
-		func(t *testing.T, _ *fakeiam.Server, copts []option.ClientOption, _ grpc.DialOption) (policy.Client, string) {
+	{"resourcemanager.ProjectsClient", iamtest.MethodProjectsGetIamPolicy, iamtest.MethodProjectsSetIamPolicy,
+		func(t *testing.T, _ *iamtest.Server, copts []option.ClientOption, _ grpc.DialOption) (policy.Client, string) {
 			c, err := resourcemanager.NewProjectsClient(context.Background(), copts...)
 			if err != nil {
 				t.Fatal(err)
@@ -80,13 +80,13 @@ var ownerKinds = []ownerKind{
 
 type outage struct {
 	name  string
-	start func(srv *fakeiam.Server, k ownerKind)
+	start func(srv *iamtest.Server, k ownerKind)
 }
 
 var outages = []outage{
-	{"read outage", func(srv *fakeiam.Server, k ownerKind) { srv.SetFailureRate(k.get, 1, grpccodes.Unavailable) }},
-	{"write outage", func(srv *fakeiam.Server, k ownerKind) { srv.SetFailureRate(k.set, 1, grpccodes.Unavailable) }},
-	{"lost write answer", func(srv *fakeiam.Server, k ownerKind) { srv.LoseNextAnswers(k.set, 1) }},
+	{"read outage", func(srv *iamtest.Server, k ownerKind) { srv.SetFailureRate(k.get, 1, grpccodes.Unavailable) }},
+	{"write outage", func(srv *iamtest.Server, k ownerKind) { srv.SetFailureRate(k.set, 1, grpccodes.Unavailable) }},
+	{"lost write answer", func(srv *iamtest.Server, k ownerKind) { srv.LoseNextAnswers(k.set, 1) }},
 }
 
 // ownerRun is what one Update made the server see.
@@ -102,11 +102,7 @@ type ownerRun struct {
 // virtual clock with the same jitter draws.
 func runOwner(t *testing.T, k ownerKind, o outage, stacked bool) ownerRun {
 	clk := vclock.New()
-	srv := fakeiam.New(fakeiam.WithClock(clk.Now))
-	t.Cleanup(srv.Close)
-	if err := srv.StartBufconn(); err != nil {
-		t.Fatal(err)
-	}
+	srv := iamtest.NewServer(t, iamtest.WithClock(&rigLatency{now: clk.Now}))
 	copts := slices.Clip(srv.ClientOptions())
 	// One Retrier for the Updater and, when stacked, the interceptor.
 	r, err := interceptor.New(interceptor.WithClock(clk), interceptor.WithRandom(halfRandom))
@@ -150,6 +146,7 @@ func runOwner(t *testing.T, k ownerKind, o outage, stacked bool) ownerRun {
 // read outage, a full write outage and a lost write answer; the change lands
 // exactly once when it can land at all.
 func TestUpdaterOverInterceptorRetriesAtOneLayer(t *testing.T) {
+	t.Parallel()
 	for _, k := range ownerKinds {
 		for _, o := range outages {
 			t.Run(k.name+"/"+o.name, func(t *testing.T) {

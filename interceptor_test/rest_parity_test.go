@@ -20,10 +20,10 @@ import (
 	"google.golang.org/api/option"
 	"google.golang.org/grpc/codes"
 
+	"github.com/iamretry/iamretry/iamtest"
 	"github.com/iamretry/iamretry/interceptor"
 	"github.com/iamretry/iamretry/interceptor/policy"
 	crmadapter "github.com/iamretry/iamretry/interceptor/policy/crmv3"
-	"github.com/iamretry/iamretry/internal/fakeiam"
 )
 
 // TestRESTPerAttemptCutUnderUpdaterIsTransient (issue 19 item 4): an
@@ -31,16 +31,17 @@ import (
 // Updater whose context lives, is transient to the Updater, as over gRPC:
 // the Updater reads again and the change is made.
 func TestRESTPerAttemptCutUnderUpdaterIsTransient(t *testing.T) {
-	g := newRESTRig(t, nil, interceptor.WithPerAttemptTimeout(100*time.Millisecond))
+	t.Parallel()
+	g := newRESTRig(t, nil, interceptor.WithPerAttemptTimeout(2*time.Second))
 	// The first read hangs (the fake's latency, on real timers) past the
 	// per-attempt timeout; the Updater's observer lifts it once the
 	// Updater has seen the failure, so the read it retries answers.
-	g.fake.SetLatency(fakeiam.MethodProjectsGetIamPolicy, time.Hour)
+	g.fake.SetLatency(iamtest.MethodProjectsGetIamPolicy, time.Hour)
 	var seen []interceptor.Attempt
 	ur, err := interceptor.New(interceptor.WithClock(g.clock), interceptor.WithRandom(halfRandom),
 		interceptor.WithObserver(func(_ context.Context, a interceptor.Attempt) {
 			seen = append(seen, a)
-			g.fake.SetLatency(fakeiam.MethodProjectsGetIamPolicy, 0)
+			g.fake.SetLatency(iamtest.MethodProjectsGetIamPolicy, 0)
 		}))
 	if err != nil {
 		t.Fatal(err)
@@ -67,18 +68,19 @@ func TestRESTPerAttemptCutUnderUpdaterIsTransient(t *testing.T) {
 // TestRESTPerAttemptCutUnderDoIsTransient: the same under Retrier.Do over a
 // discovery client.
 func TestRESTPerAttemptCutUnderDoIsTransient(t *testing.T) {
-	g := newRESTRig(t, nil, interceptor.WithPerAttemptTimeout(100*time.Millisecond))
-	g.fake.SetLatency(fakeiam.MethodProjectsGetIamPolicy, time.Hour)
+	t.Parallel()
+	g := newRESTRig(t, nil, interceptor.WithPerAttemptTimeout(2*time.Second))
+	g.fake.SetLatency(iamtest.MethodProjectsGetIamPolicy, time.Hour)
 	var n atomic.Int32
 	err := g.retrier.Do(context.Background(), "read", func(ctx context.Context) error {
 		if n.Add(1) >= 2 {
-			g.fake.SetLatency(fakeiam.MethodProjectsGetIamPolicy, 0)
+			g.fake.SetLatency(iamtest.MethodProjectsGetIamPolicy, 0)
 		}
 		_, err := g.crm.Projects.GetIamPolicy("projects/p1", &crm.GetIamPolicyRequest{}).Context(ctx).Do()
 		return err
 	})
 	// 2 runs; more only if a loaded machine makes a later read outlast
-	// 100 ms too (also a cut, also retried).
+	// 2 s too (also a cut, also retried).
 	if err != nil || n.Load() < 2 {
 		t.Fatalf("Do: %d runs, err %v", n.Load(), err)
 	}
@@ -115,6 +117,7 @@ func flakyDialClient(t *testing.T, g *restRig, refuse int) *http.Client {
 // connection never left the client, so even a create (unsafe to send
 // again) is retried, through the discovery client; it lands once.
 func TestRESTDialRefusedUnsafeCreateRetried(t *testing.T) {
+	t.Parallel()
 	g := newRESTRig(t, nil)
 	svc, err := iamv1.NewService(context.Background(), option.WithEndpoint(g.srv.URL+"/"), option.WithHTTPClient(flakyDialClient(t, g, 1)))
 	if err != nil {
@@ -124,7 +127,7 @@ func TestRESTDialRefusedUnsafeCreateRetried(t *testing.T) {
 	if err != nil {
 		t.Fatalf("create: %v", err)
 	}
-	if n := g.fake.CountCalls(fakeiam.MethodCreateServiceAccount); n != 1 || !strings.Contains(sa.Name, "dial-retried") {
+	if n := g.fake.CountCalls(iamtest.MethodCreateServiceAccount); n != 1 || !strings.Contains(sa.Name, "dial-retried") {
 		t.Fatalf("%d creates reached the server (%v), want 1", n, sa.Name)
 	}
 	g.mu.Lock()
@@ -161,6 +164,7 @@ func resetAfterRead(armed *atomic.Bool, suffix string, act bool) func(http.Handl
 // a safe read is retried (GAPIC REST and discovery clients); a create is
 // not, and the caller gets an UNAVAILABLE transport error.
 func TestRESTConnectionLostAfterWrite(t *testing.T) {
+	t.Parallel()
 	t.Run("GAPIC GetIamPolicy retried", func(t *testing.T) {
 		var armed atomic.Bool
 		g := newRESTRig(t, resetAfterRead(&armed, ":getIamPolicy", false))
@@ -168,7 +172,7 @@ func TestRESTConnectionLostAfterWrite(t *testing.T) {
 		if _, err := g.policy.GetIamPolicy(context.Background(), &iampb.GetIamPolicyRequest{Resource: g.sa}); err != nil {
 			t.Fatalf("GetIamPolicy: %v; attempts %+v", err, g.attempts)
 		}
-		if n := g.fake.CountCalls(fakeiam.MethodAdminGetIamPolicy); n != 1 || len(g.attempts) < 2 || g.attempts[0].Reason != interceptor.Retry {
+		if n := g.fake.CountCalls(iamtest.MethodAdminGetIamPolicy); n != 1 || len(g.attempts) < 2 || g.attempts[0].Reason != interceptor.Retry {
 			t.Fatalf("%d reads answered, attempts %+v", n, g.attempts)
 		}
 	})
@@ -180,7 +184,7 @@ func TestRESTConnectionLostAfterWrite(t *testing.T) {
 		if err == nil {
 			t.Fatal("create: no error, want the lost connection's")
 		}
-		if n := g.fake.CountCalls(fakeiam.MethodCreateServiceAccount); n != 1 {
+		if n := g.fake.CountCalls(iamtest.MethodCreateServiceAccount); n != 1 {
 			t.Fatalf("%d creates, want 1: an unsafe request is never sent again after it may have landed", n)
 		}
 		if len(g.attempts) != 1 || g.attempts[0].Reason != interceptor.Unsafe {
@@ -195,6 +199,7 @@ func TestRESTConnectionLostAfterWrite(t *testing.T) {
 // create is retried after 5 s, though it is unsafe to send again (a 429 is a
 // definite rejection), and lands once.
 func TestREST429RetryAfterThroughDiscovery(t *testing.T) {
+	t.Parallel()
 	var armed atomic.Bool
 	g := newRESTRig(t, func(h http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -216,7 +221,7 @@ func TestREST429RetryAfterThroughDiscovery(t *testing.T) {
 	if s := g.clock.Sleeps(); len(s) != 1 || s[0] != 5*time.Second {
 		t.Fatalf("waits %v, want [5s]", s)
 	}
-	if n := g.fake.CountCalls(fakeiam.MethodCreateServiceAccount); n != 1 {
+	if n := g.fake.CountCalls(iamtest.MethodCreateServiceAccount); n != 1 {
 		t.Fatalf("%d creates reached the fake, want 1", n)
 	}
 }
@@ -225,6 +230,7 @@ func TestREST429RetryAfterThroughDiscovery(t *testing.T) {
 // UNKNOWN is retried for a GAPIC REST client's read, and never for a
 // discovery create.
 func TestREST500UnknownThroughGAPIC(t *testing.T) {
+	t.Parallel()
 	var left atomic.Int32
 	g := newRESTRig(t, func(h http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -241,7 +247,7 @@ func TestREST500UnknownThroughGAPIC(t *testing.T) {
 	if _, err := g.project.GetIamPolicy(context.Background(), &iampb.GetIamPolicyRequest{Resource: "projects/p1"}); err != nil {
 		t.Fatalf("GAPIC GetIamPolicy: %v", err)
 	}
-	if n := g.fake.CountCalls(fakeiam.MethodProjectsGetIamPolicy); n != 1 || len(g.clock.Sleeps()) != 2 {
+	if n := g.fake.CountCalls(iamtest.MethodProjectsGetIamPolicy); n != 1 || len(g.clock.Sleeps()) != 2 {
 		t.Fatalf("%d reads answered after waits %v, want 1 after 2", n, g.clock.Sleeps())
 	}
 	g.reset()
@@ -256,6 +262,7 @@ func TestREST500UnknownThroughGAPIC(t *testing.T) {
 // RoundTripper): Retrier.Do over a discovery client reads the 429's
 // Retry-After as RetryInfo, as over gRPC: it retries after that delay.
 func TestREST429RetryAfterUnderDo(t *testing.T) {
+	t.Parallel()
 	var armed atomic.Bool
 	g := newRESTRig(t, func(h http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -25,11 +25,11 @@ import (
 	"google.golang.org/api/option"
 	"google.golang.org/grpc/codes"
 
+	"github.com/iamretry/iamretry/iamtest"
 	"github.com/iamretry/iamretry/interceptor"
 	"github.com/iamretry/iamretry/interceptor/policy"
 	crmadapter "github.com/iamretry/iamretry/interceptor/policy/crmv3"
 	iamadapter "github.com/iamretry/iamretry/interceptor/policy/iamv1"
-	"github.com/iamretry/iamretry/internal/fakeiam"
 	"github.com/iamretry/iamretry/internal/vclock"
 )
 
@@ -37,7 +37,7 @@ import (
 // clock, and the four REST clients with the RoundTripper in their
 // *http.Client.
 type restRig struct {
-	fake    *fakeiam.Server
+	fake    *iamtest.Server
 	clock   *vclock.Clock
 	retrier *interceptor.Retrier
 	srv     *httptest.Server
@@ -56,8 +56,8 @@ func newRESTRig(t testing.TB, wrap func(http.Handler) http.Handler, opts ...inte
 	t.Helper()
 	ctx := context.Background()
 	g := &restRig{clock: vclock.New()}
-	g.fake = fakeiam.New(fakeiam.WithClock(g.clock.Now))
-	t.Cleanup(g.fake.Close)
+	// The fake reads the virtual clock and waits its latency on real timers.
+	g.fake = iamtest.NewServer(t, iamtest.WithClock(&rigLatency{now: g.clock.Now}))
 	var h http.Handler = g.fake.RESTHandler()
 	if wrap != nil {
 		h = wrap(h)
@@ -115,7 +115,7 @@ func (g *restRig) reset() {
 	g.mu.Unlock()
 }
 
-func (g *restRig) attemptHeaders(method string) string {
+func (g *restRig) attemptHeaders(method iamtest.Method) string {
 	var out []string
 	for _, c := range g.fake.Calls() {
 		if c.Method == method {
@@ -128,25 +128,25 @@ func (g *restRig) attemptHeaders(method string) string {
 // restClientCase is one client's policy read.
 type restClientCase struct {
 	name   string
-	method string // as the fake logs it
+	method iamtest.Method // as the fake logs it
 	get    func(ctx context.Context, g *restRig) error
 }
 
 func restClientCases() []restClientCase {
 	return []restClientCase{
-		{"iam/v1", fakeiam.MethodAdminGetIamPolicy, func(ctx context.Context, g *restRig) error {
+		{"iam/v1", iamtest.MethodAdminGetIamPolicy, func(ctx context.Context, g *restRig) error {
 			_, err := g.iam.Projects.ServiceAccounts.GetIamPolicy(g.sa).Context(ctx).Do()
 			return err
 		}},
-		{"cloudresourcemanager/v3", fakeiam.MethodProjectsGetIamPolicy, func(ctx context.Context, g *restRig) error {
+		{"cloudresourcemanager/v3", iamtest.MethodProjectsGetIamPolicy, func(ctx context.Context, g *restRig) error {
 			_, err := g.crm.Projects.GetIamPolicy("projects/p1", &crm.GetIamPolicyRequest{}).Context(ctx).Do()
 			return err
 		}},
-		{"GAPIC IamPolicy REST", fakeiam.MethodAdminGetIamPolicy, func(ctx context.Context, g *restRig) error {
+		{"GAPIC IamPolicy REST", iamtest.MethodAdminGetIamPolicy, func(ctx context.Context, g *restRig) error {
 			_, err := g.policy.GetIamPolicy(ctx, &iampb.GetIamPolicyRequest{Resource: g.sa})
 			return err
 		}},
-		{"GAPIC Projects REST", fakeiam.MethodProjectsGetIamPolicy, func(ctx context.Context, g *restRig) error {
+		{"GAPIC Projects REST", iamtest.MethodProjectsGetIamPolicy, func(ctx context.Context, g *restRig) error {
 			_, err := g.project.GetIamPolicy(ctx, &iampb.GetIamPolicyRequest{Resource: "projects/p1"})
 			return err
 		}},
@@ -154,6 +154,7 @@ func restClientCases() []restClientCase {
 }
 
 func TestRESTDocumentedWaitsOn503x3(t *testing.T) {
+	t.Parallel()
 	for _, c := range restClientCases() {
 		t.Run(c.name, func(t *testing.T) {
 			g := newRESTRig(t, nil)
@@ -173,55 +174,58 @@ func TestRESTDocumentedWaitsOn503x3(t *testing.T) {
 }
 
 func TestRESTNotFoundOnlyWithOptIn(t *testing.T) {
+	t.Parallel()
 	g := newRESTRig(t, nil)
 	get := func(ctx context.Context) error {
 		_, err := g.iam.Projects.ServiceAccounts.Get(g.sa).Context(ctx).Do()
 		return err
 	}
-	g.fake.FailNext(fakeiam.MethodGetServiceAccount, 2, codes.NotFound)
+	g.fake.FailNext(iamtest.MethodGetServiceAccount, 2, codes.NotFound)
 	var ge *googleapi.Error
 	if err := get(context.Background()); !errors.As(err, &ge) || ge.Code != 404 {
 		t.Fatalf("without the opt-in: %v, want the 404", err)
 	}
-	if n := g.fake.CountCalls(fakeiam.MethodGetServiceAccount); n != 1 {
+	if n := g.fake.CountCalls(iamtest.MethodGetServiceAccount); n != 1 {
 		t.Fatalf("without the opt-in: %d calls, want 1", n)
 	}
 	g.reset()
 	if err := get(interceptor.RetryNotFoundContext(context.Background())); err != nil {
 		t.Fatalf("with the opt-in: %v", err)
 	}
-	if n := g.fake.CountCalls(fakeiam.MethodGetServiceAccount); n != 2 {
+	if n := g.fake.CountCalls(iamtest.MethodGetServiceAccount); n != 2 {
 		t.Fatalf("with the opt-in: %d calls, want 2", n)
 	}
 }
 
 func TestRESTCreateKeyNeverRetriedOn503RetriedOnOptedIn404(t *testing.T) {
+	t.Parallel()
 	g := newRESTRig(t, nil)
 	create := func(ctx context.Context) error {
 		_, err := g.iam.Projects.ServiceAccounts.Keys.Create(g.sa, &iamv1.CreateServiceAccountKeyRequest{}).Context(ctx).Do()
 		return err
 	}
-	g.fake.FailNext(fakeiam.MethodCreateServiceAccountKey, 1, codes.Unavailable)
+	g.fake.FailNext(iamtest.MethodCreateServiceAccountKey, 1, codes.Unavailable)
 	if err := create(context.Background()); err == nil {
 		t.Fatal("503 on create key: no error")
 	}
-	if n := g.fake.CountCalls(fakeiam.MethodCreateServiceAccountKey); n != 1 {
+	if n := g.fake.CountCalls(iamtest.MethodCreateServiceAccountKey); n != 1 {
 		t.Fatalf("503 on create key: %d calls, want 1", n)
 	}
 	if a := g.attempts; len(a) != 1 || a[0].Reason != interceptor.Unsafe || a[0].Method != "/google.iam.admin.v1.IAM/CreateServiceAccountKey" {
 		t.Fatalf("attempts %+v, want one Unsafe on CreateServiceAccountKey", a)
 	}
 	g.reset()
-	g.fake.FailNext(fakeiam.MethodCreateServiceAccountKey, 1, codes.NotFound)
+	g.fake.FailNext(iamtest.MethodCreateServiceAccountKey, 1, codes.NotFound)
 	if err := create(interceptor.RetryNotFoundContext(context.Background())); err != nil {
 		t.Fatalf("opted-in 404 on create key: %v", err)
 	}
-	if n := g.fake.CountCalls(fakeiam.MethodCreateServiceAccountKey); n != 2 {
+	if n := g.fake.CountCalls(iamtest.MethodCreateServiceAccountKey); n != 2 {
 		t.Fatalf("opted-in 404 on create key: %d calls, want 2", n)
 	}
 }
 
 func TestRESTSetIamPolicyReplayedOnlyWithEtag(t *testing.T) {
+	t.Parallel()
 	g := newRESTRig(t, nil)
 	ctx := context.Background()
 	p, err := g.crm.Projects.GetIamPolicy("projects/p1", &crm.GetIamPolicyRequest{}).Do()
@@ -235,24 +239,25 @@ func TestRESTSetIamPolicyReplayedOnlyWithEtag(t *testing.T) {
 		calls int
 	}{{"with etag", p.Etag, 2}, {"without etag", "", 1}} {
 		g.reset()
-		g.fake.FailNext(fakeiam.MethodProjectsSetIamPolicy, 1, codes.Unavailable)
+		g.fake.FailNext(iamtest.MethodProjectsSetIamPolicy, 1, codes.Unavailable)
 		_, err := g.crm.Projects.SetIamPolicy("projects/p1", &crm.SetIamPolicyRequest{
 			Policy: &crm.Policy{Etag: tc.etag, Bindings: []*crm.Binding{grant}},
 		}).Context(ctx).Do()
-		if n := g.fake.CountCalls(fakeiam.MethodProjectsSetIamPolicy); n != tc.calls {
+		if n := g.fake.CountCalls(iamtest.MethodProjectsSetIamPolicy); n != tc.calls {
 			t.Errorf("%s: %d calls (err %v), want %d", tc.name, n, err, tc.calls)
 		}
 	}
 }
 
 func TestRESTLostSetAnswerKeepsOtherWritersGrant(t *testing.T) {
+	t.Parallel()
 	g := newRESTRig(t, nil)
 	ctx := context.Background()
 	p, err := g.crm.Projects.GetIamPolicy("projects/p1", &crm.GetIamPolicyRequest{}).Do()
 	if err != nil {
 		t.Fatal(err)
 	}
-	g.fake.LoseNextAnswers(fakeiam.MethodProjectsSetIamPolicy, 1)
+	g.fake.LoseNextAnswers(iamtest.MethodProjectsSetIamPolicy, 1)
 	// During the wait after the lost answer, another writer grants.
 	var once sync.Once
 	g.clock.OnSleep(func(time.Duration) {
@@ -289,6 +294,7 @@ func TestRESTLostSetAnswerKeepsOtherWritersGrant(t *testing.T) {
 }
 
 func TestRESTRetryAfterAndRetryInfoHonoured(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	first := true
 	g := newRESTRig(t, func(h http.Handler) http.Handler {
@@ -305,7 +311,7 @@ func TestRESTRetryAfterAndRetryInfoHonoured(t *testing.T) {
 			h.ServeHTTP(w, r)
 		})
 	})
-	g.fake.FailNext(fakeiam.MethodProjectsGetIamPolicy, 2, codes.Unavailable)
+	g.fake.FailNext(iamtest.MethodProjectsGetIamPolicy, 2, codes.Unavailable)
 	g.fake.SetRetryInfo(6 * time.Second)
 	if _, err := g.crm.Projects.GetIamPolicy("projects/p1", &crm.GetIamPolicyRequest{}).Do(); err != nil {
 		t.Fatal(err)
@@ -316,8 +322,9 @@ func TestRESTRetryAfterAndRetryInfoHonoured(t *testing.T) {
 }
 
 func TestRESTBodyReplayWithGetBody(t *testing.T) {
+	t.Parallel()
 	g := newRESTRig(t, nil)
-	g.fake.FailNext(fakeiam.MethodTestIamPermissions, 2, codes.Internal)
+	g.fake.FailNext(iamtest.MethodTestIamPermissions, 2, codes.Internal)
 	// A GAPIC REST client's body is a bytes.Reader: GetBody is set.
 	resp, err := g.policy.TestIamPermissions(context.Background(), &iampb.TestIamPermissionsRequest{
 		Resource: "buckets/b1", Permissions: []string{"storage.objects.get"},
@@ -328,7 +335,7 @@ func TestRESTBodyReplayWithGetBody(t *testing.T) {
 	if got := resp.GetPermissions(); len(got) != 1 || got[0] != "storage.objects.get" {
 		t.Fatalf("permissions %v: the replayed body was not the original", got)
 	}
-	if n := g.fake.CountCalls(fakeiam.MethodTestIamPermissions); n != 3 {
+	if n := g.fake.CountCalls(iamtest.MethodTestIamPermissions); n != 3 {
 		t.Fatalf("%d calls, want 3", n)
 	}
 }
@@ -337,6 +344,7 @@ func TestRESTBodyReplayWithGetBody(t *testing.T) {
 // adapter, under 20% injected failures and 20% lost answers: every change
 // lands exactly once.
 func TestRESTUpdaterOverDiscoveryAdapters(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name     string
 		client   func(g *restRig) policy.Client
@@ -349,8 +357,8 @@ func TestRESTUpdaterOverDiscoveryAdapters(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := newRESTRig(t, nil)
-			g.fake.SetFailureRate(fakeiam.AnyMethod, 0.2, codes.Unavailable, codes.Internal)
-			g.fake.SetLostAnswerRate(fakeiam.AnyMethod, 0.2)
+			g.fake.SetFailureRate(iamtest.AnyMethod, 0.2, codes.Unavailable, codes.Internal)
+			g.fake.SetLostAnswerRate(iamtest.AnyMethod, 0.2)
 			// One Updater per writer: they do not coalesce, they contend
 			// (conflicts on the etag) besides the faults.
 			const writers = 8

@@ -25,8 +25,8 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/iamretry/iamretry/iamtest"
 	"github.com/iamretry/iamretry/interceptor"
-	"github.com/iamretry/iamretry/internal/fakeiam"
 	"github.com/iamretry/iamretry/internal/vclock"
 )
 
@@ -48,8 +48,9 @@ func halfRandom() float64 { return 0.5 }
 // policy tests use, and then starts from an empty call log, no recorded
 // sleep and no recorded attempt.
 type e2eRig struct {
-	fake    *fakeiam.Server
+	fake    *iamtest.Server
 	clock   *vclock.Clock
+	latency *rigLatency // how the fake waits its latency
 	retrier *interceptor.Retrier
 	admin   *admin.IamClient
 	policy  *iamapi.IamPolicyClient
@@ -68,16 +69,19 @@ func newE2ERig(t testing.TB, opts ...interceptor.Option) *e2eRig {
 	return newE2ERigWithFake(t, nil, opts...)
 }
 
-// newE2ERigWithFake is newE2ERig with options for the fake server too.
-func newE2ERigWithFake(t testing.TB, fakeOpts []fakeiam.Option, opts ...interceptor.Option) *e2eRig {
+// newE2ERigWithFake is newE2ERig with a setup of the fake server too, run
+// before anything else reaches it.
+func newE2ERigWithFake(t testing.TB, setup func(*iamtest.Server), opts ...interceptor.Option) *e2eRig {
 	t.Helper()
 	ctx := context.Background()
 	g := &e2eRig{clock: vclock.New()}
+	g.latency = &rigLatency{now: g.clock.Now}
 
-	g.fake = fakeiam.New(append([]fakeiam.Option{fakeiam.WithClock(g.clock.Now)}, fakeOpts...)...)
-	t.Cleanup(g.fake.Close) // cleanups run last-in first-out: after the clients close
-	if err := g.fake.StartBufconn(); err != nil {
-		t.Fatal(err)
+	// NewServer's cleanup is registered first, so it runs last (cleanups
+	// run last-in first-out): after the clients close.
+	g.fake = iamtest.NewServer(t, iamtest.WithClock(g.latency))
+	if setup != nil {
+		setup(g.fake)
 	}
 
 	ropts := append([]interceptor.Option{
@@ -174,8 +178,8 @@ func (g *e2eRig) createAccount(t testing.TB, id string) *adminpb.ServiceAccount 
 }
 
 // callsOf returns the logged calls of method, in order.
-func (g *e2eRig) callsOf(method string) []fakeiam.Call {
-	var out []fakeiam.Call
+func (g *e2eRig) callsOf(method iamtest.Method) []iamtest.Call {
+	var out []iamtest.Call
 	for _, c := range g.fake.Calls() {
 		if c.Method == method {
 			out = append(out, c)
@@ -190,14 +194,14 @@ func (g *e2eRig) callsOf(method string) []fakeiam.Call {
 type e2eKind struct {
 	name string
 	// readMethod is the method read calls, as the fake logs it.
-	readMethod string
+	readMethod iamtest.Method
 	// read makes one safe read of the rig's service account (the account
 	// itself through the admin client, its policy through the others),
 	// passing opts as gRPC call options: through gax.WithGRPCOptions on a
 	// GAPIC client, as they are on the raw stub.
 	read func(ctx context.Context, g *e2eRig, opts ...grpc.CallOption) error
 	// setMethod is the method set calls, as the fake logs it.
-	setMethod string
+	setMethod iamtest.Method
 	// get reads the policy of resource.
 	get func(ctx context.Context, g *e2eRig, resource string) (*iampb.Policy, error)
 	// set writes p as the policy of resource (with whatever etag p carries).
@@ -208,12 +212,12 @@ type e2eKind struct {
 var e2eKinds = []e2eKind{
 	{
 		name:       "admin.IamClient",
-		readMethod: fakeiam.MethodGetServiceAccount,
+		readMethod: iamtest.MethodGetServiceAccount,
 		read: func(ctx context.Context, g *e2eRig, opts ...grpc.CallOption) error {
 			_, err := g.admin.GetServiceAccount(ctx, &adminpb.GetServiceAccountRequest{Name: g.sa.Name}, gax.WithGRPCOptions(opts...))
 			return err
 		},
-		setMethod: fakeiam.MethodAdminSetIamPolicy,
+		setMethod: iamtest.MethodAdminSetIamPolicy,
 		// The admin client's policy methods are hand-written around
 		// iam.Policy and take no call options.
 		get: func(ctx context.Context, g *e2eRig, resource string) (*iampb.Policy, error) {
@@ -233,12 +237,12 @@ var e2eKinds = []e2eKind{
 	},
 	{
 		name:       "iamapi.IamPolicyClient",
-		readMethod: fakeiam.MethodGetIamPolicy,
+		readMethod: iamtest.MethodGetIamPolicy,
 		read: func(ctx context.Context, g *e2eRig, opts ...grpc.CallOption) error {
 			_, err := g.policy.GetIamPolicy(ctx, &iampb.GetIamPolicyRequest{Resource: g.sa.Name}, gax.WithGRPCOptions(opts...))
 			return err
 		},
-		setMethod: fakeiam.MethodSetIamPolicy,
+		setMethod: iamtest.MethodSetIamPolicy,
 		get: func(ctx context.Context, g *e2eRig, resource string) (*iampb.Policy, error) {
 			return g.policy.GetIamPolicy(ctx, &iampb.GetIamPolicyRequest{Resource: resource})
 		},
@@ -248,12 +252,12 @@ var e2eKinds = []e2eKind{
 	},
 	{
 		name:       "grpc.ClientConn",
-		readMethod: fakeiam.MethodGetIamPolicy,
+		readMethod: iamtest.MethodGetIamPolicy,
 		read: func(ctx context.Context, g *e2eRig, opts ...grpc.CallOption) error {
 			_, err := g.raw.GetIamPolicy(ctx, &iampb.GetIamPolicyRequest{Resource: g.sa.Name}, opts...)
 			return err
 		},
-		setMethod: fakeiam.MethodSetIamPolicy,
+		setMethod: iamtest.MethodSetIamPolicy,
 		get: func(ctx context.Context, g *e2eRig, resource string) (*iampb.Policy, error) {
 			return g.raw.GetIamPolicy(ctx, &iampb.GetIamPolicyRequest{Resource: resource})
 		},
@@ -285,8 +289,8 @@ func wantCode(t testing.TB, err error, want codes.Code) {
 func wantInjected(t testing.TB, err error, want codes.Code) {
 	t.Helper()
 	wantCode(t, err, want)
-	if msg := status.Convert(err).Message(); !strings.HasPrefix(msg, fakeiam.InjectedPrefix) {
-		t.Fatalf("error message %q is not the fake's injected one (prefix %q)", msg, fakeiam.InjectedPrefix)
+	if msg := status.Convert(err).Message(); !strings.HasPrefix(msg, injectedPrefix) {
+		t.Fatalf("error message %q is not the fake's injected one (prefix %q)", msg, injectedPrefix)
 	}
 }
 
@@ -294,7 +298,7 @@ func wantInjected(t testing.TB, err error, want codes.Code) {
 // the i-th answered codes[i] and carrying the x-retry-attempt header of
 // attempt i+1 ("" for the first, then "1", "2", ...), spaced on the virtual
 // clock by exactly waits (len(codes)-1 of them).
-func wantLog(t testing.TB, g *e2eRig, method string, waits []time.Duration, want ...codes.Code) {
+func wantLog(t testing.TB, g *e2eRig, method iamtest.Method, waits []time.Duration, want ...codes.Code) {
 	t.Helper()
 	calls := g.callsOf(method)
 	if len(calls) != len(want) {
@@ -357,4 +361,50 @@ func hasMember(p *iampb.Policy, role, member string) bool {
 		}
 	}
 	return false
+}
+
+// injectedPrefix starts the message of every error the fake injects (see
+// iamtest's SetIAMMessages).
+const injectedPrefix = "fakeiam: injected "
+
+// concurrentChangeMessage is IAM's answer to a write with a stale etag, as
+// the fake sends it.
+const concurrentChangeMessage = "There were concurrent policy changes. Please retry the whole read-modify-write with exponential backoff."
+
+// rigLatency is the e2e fake's clock: it reads the time of the rig's
+// virtual clock (so the call log is timed in virtual time) and waits its
+// injected latency on real timers, or through the func set by setSleep.
+type rigLatency struct {
+	now   func() time.Time
+	mu    sync.Mutex
+	sleep func(ctx context.Context, d time.Duration) error
+}
+
+func (l *rigLatency) Now() time.Time { return l.now() }
+
+func (l *rigLatency) Sleep(ctx context.Context, d time.Duration) error {
+	l.mu.Lock()
+	f := l.sleep
+	l.mu.Unlock()
+	if f != nil {
+		return f(ctx, d)
+	}
+	if d <= 0 {
+		return ctx.Err()
+	}
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// setSleep makes the fake wait its latency through f (nil: real timers).
+func (g *e2eRig) setSleep(f func(ctx context.Context, d time.Duration) error) {
+	g.latency.mu.Lock()
+	g.latency.sleep = f
+	g.latency.mu.Unlock()
 }

@@ -19,8 +19,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	iamcodes "github.com/iamretry/iamretry/codes"
+	"github.com/iamretry/iamretry/iamtest"
 	"github.com/iamretry/iamretry/interceptor"
-	"github.com/iamretry/iamretry/internal/fakeiam"
 )
 
 const (
@@ -67,6 +67,7 @@ type soakResult struct {
 // here; refusals are counted (Reason BudgetExhausted) and reported, and a
 // call they stop counts as a legitimate give-up.
 func TestRandomFaultSoak(t *testing.T) {
+	t.Parallel()
 	start := time.Now()
 	all := runSoak(t)
 	if all.succeeded+all.gaveUpDeadline+all.gaveUpBudget != soakCalls {
@@ -98,7 +99,7 @@ func TestRandomFaultSoak(t *testing.T) {
 // runSoak makes soakCalls calls through one rig whose fake is seeded
 // soakSeed, checks each, and returns what it saw.
 func runSoak(t *testing.T) soakResult {
-	g := newE2ERigWithFake(t, []fakeiam.Option{fakeiam.WithSeed(soakSeed)})
+	g := newE2ERigWithFake(t, func(s *iamtest.Server) { s.SetSeed(soakSeed) })
 	res := soakResult{calls: soakCalls, byAttempts: map[int]int{}, failedBy: map[codes.Code]int{}}
 
 	// The most attempts the default deadline allows, from the schedule.
@@ -130,33 +131,33 @@ func runSoak(t *testing.T) soakResult {
 	// methods have no default timeout.
 	noTimeout := gax.WithTimeout(0)
 	ops := []struct {
-		method string
+		method iamtest.Method
 		call   func() error
 	}{
-		{fakeiam.MethodGetIamPolicy, func() error {
+		{iamtest.MethodGetIamPolicy, func() error {
 			_, err := g.policy.GetIamPolicy(ctx, &iampb.GetIamPolicyRequest{Resource: "projects/p1"})
 			return err
 		}},
-		{fakeiam.MethodGetServiceAccount, func() error {
+		{iamtest.MethodGetServiceAccount, func() error {
 			_, err := g.admin.GetServiceAccount(ctx, &adminpb.GetServiceAccountRequest{Name: g.sa.Name}, noTimeout)
 			return err
 		}},
-		{fakeiam.MethodListRoles, func() error {
+		{iamtest.MethodListRoles, func() error {
 			_, err := g.admin.ListRolesIter(ctx, &adminpb.ListRolesRequest{}).Next()
 			return err
 		}},
-		{fakeiam.MethodGetRole, func() error {
+		{iamtest.MethodGetRole, func() error {
 			_, err := g.admin.GetRole(ctx, &adminpb.GetRoleRequest{Name: testRole})
 			return err
 		}},
-		{fakeiam.MethodGetIamPolicy, func() error {
+		{iamtest.MethodGetIamPolicy, func() error {
 			_, err := g.raw.GetIamPolicy(ctx, &iampb.GetIamPolicyRequest{Resource: "projects/p1"})
 			return err
 		}},
 	}
 
 	g.reset()
-	g.fake.SetFailureRate(fakeiam.AnyMethod, soakRate, codes.Unavailable, codes.Internal, codes.DeadlineExceeded)
+	g.fake.SetFailureRate(iamtest.AnyMethod, soakRate, codes.Unavailable, codes.Internal, codes.DeadlineExceeded)
 	virtualStart := g.clock.Now()
 	for i := range soakCalls {
 		op := ops[i%len(ops)]
@@ -202,7 +203,7 @@ func runSoak(t *testing.T) soakResult {
 			t.Errorf("call %d (%s) failed (%v) after %d RPCs with %d observed attempts", i, op.method, err, made, len(as))
 			continue
 		}
-		if iamcodes.OfError(err) != iamcodes.Transient || !strings.HasPrefix(status.Convert(err).Message(), fakeiam.InjectedPrefix) {
+		if iamcodes.OfError(err) != iamcodes.Transient || !strings.HasPrefix(status.Convert(err).Message(), injectedPrefix) {
 			t.Errorf("call %d (%s) failed with %v, not an injected transient error", i, op.method, err)
 		}
 		switch last := as[len(as)-1]; last.Reason {

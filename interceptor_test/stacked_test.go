@@ -125,6 +125,7 @@ const getSAMethod = "google.iam.admin.v1.IAM/GetServiceAccount"
 // Retrier's schedule of 3 (9 server calls); the 2 stacked retries are
 // counted and get span events, and one Warn names the fix.
 func TestStackedGAXRetriesReported(t *testing.T) {
+	t.Parallel()
 	w, wopts := newStackWatch(t)
 	g := newClientRig(t, append(wopts, interceptor.WithMaxAttempts(3))...)
 	ctx := context.Background()
@@ -164,6 +165,7 @@ func TestStackedGAXRetriesReported(t *testing.T) {
 // TestStackedNotReportedWhenWired: the same outage through NewClient's
 // client: one schedule, no report.
 func TestStackedNotReportedWhenWired(t *testing.T) {
+	t.Parallel()
 	w, wopts := newStackWatch(t)
 	g := newClientRig(t, append(wopts, interceptor.WithMaxAttempts(3))...)
 	ctx := context.Background()
@@ -195,6 +197,7 @@ func TestStackedNotReportedWhenWired(t *testing.T) {
 // shared context are separate calls; the same context with a request of
 // the same content is stacking.
 func TestStackedOwnLoop(t *testing.T) {
+	t.Parallel()
 	w, wopts := newStackWatch(t)
 	g := newClientRig(t, append(wopts, interceptor.WithMaxAttempts(2))...)
 	c, err := interceptor.NewClient(context.Background(), g.r, iamapi.NewIamPolicyClient, g.srv.ClientOptions()...)
@@ -253,6 +256,7 @@ func TestStackedOwnLoop(t *testing.T) {
 // its HTTP client) without DisableGAXRetries: GAPIC builds a new request
 // per gax try, so the context is what matches.
 func TestStackedREST(t *testing.T) {
+	t.Parallel()
 	w, wopts := newStackWatch(t)
 	g := newClientRig(t, append(wopts, interceptor.WithMaxAttempts(2))...)
 	ctx := context.Background()

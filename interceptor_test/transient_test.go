@@ -25,6 +25,7 @@ var transientCodes = []codes.Code{codes.Unavailable, codes.Internal, codes.Deadl
 // after exactly the documented waits min(2^n + 0.5, 32) s = 1.5, 2.5, 4.5,
 // and the fake saw four calls carrying x-retry-attempt "", "1", "2", "3".
 func TestTransientRetriedToSuccess(t *testing.T) {
+	t.Parallel()
 	for _, k := range e2eKinds {
 		for _, code := range transientCodes {
 			t.Run(k.name+"/"+code.String(), func(t *testing.T) {
@@ -44,7 +45,7 @@ func TestTransientRetriedToSuccess(t *testing.T) {
 				}
 				var elapsed time.Duration
 				for i, a := range as {
-					if a.Method != k.readMethod || a.N != i+1 || !a.Retrying || a.Reason != interceptor.Retry ||
+					if a.Method != string(k.readMethod) || a.N != i+1 || !a.Retrying || a.Reason != interceptor.Retry ||
 						a.Class != iamcodes.Transient || a.Wait != waits[i] || a.Elapsed != elapsed {
 						t.Errorf("attempt %d: %+v; want method %s, retrying after %v, elapsed %v, class Transient",
 							i+1, a, k.readMethod, waits[i], elapsed)
@@ -67,6 +68,7 @@ func TestTransientRetriedToSuccess(t *testing.T) {
 // and a context deadline, when sooner, rules over the Retrier's own: in
 // production that 60 s cuts a 300 s retry deadline short.
 func TestTransientTruncatedAtMaxBackoff(t *testing.T) {
+	t.Parallel()
 	for _, k := range e2eKinds {
 		t.Run(k.name, func(t *testing.T) {
 			g := newE2ERig(t, interceptor.WithDeadline(300*time.Second))
@@ -89,6 +91,7 @@ func TestTransientTruncatedAtMaxBackoff(t *testing.T) {
 // is not started and the call ends at once with the server's last error,
 // its code intact.
 func TestRetryDeadlineLimit(t *testing.T) {
+	t.Parallel()
 	for _, k := range e2eKinds {
 		t.Run(k.name, func(t *testing.T) {
 			g := newE2ERig(t, interceptor.WithDeadline(20*time.Second))
@@ -113,6 +116,7 @@ func TestRetryDeadlineLimit(t *testing.T) {
 
 // TestMaxAttemptsLimit: WithMaxAttempts(3) makes exactly three calls.
 func TestMaxAttemptsLimit(t *testing.T) {
+	t.Parallel()
 	for _, k := range e2eKinds {
 		t.Run(k.name, func(t *testing.T) {
 			g := newE2ERig(t, interceptor.WithMaxAttempts(3))
@@ -139,6 +143,7 @@ func TestMaxAttemptsLimit(t *testing.T) {
 // (UNAVAILABLE, not the context's DEADLINE_EXCEEDED), while the context
 // is still alive.
 func TestContextDeadlineShorterThanSchedule(t *testing.T) {
+	t.Parallel()
 	for _, k := range e2eKinds {
 		t.Run(k.name, func(t *testing.T) {
 			g := newE2ERig(t)
@@ -175,6 +180,7 @@ func TestContextDeadlineShorterThanSchedule(t *testing.T) {
 // errors makes every wait at least 10 s (the documented 1.5 and 2.5 s are
 // shorter, so both waits are exactly 10 s).
 func TestRetryInfoFloor(t *testing.T) {
+	t.Parallel()
 	for _, k := range e2eKinds {
 		t.Run(k.name, func(t *testing.T) {
 			g := newE2ERig(t)

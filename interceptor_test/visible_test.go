@@ -10,8 +10,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/iamretry/iamretry/iamtest"
 	"github.com/iamretry/iamretry/interceptor"
-	"github.com/iamretry/iamretry/internal/fakeiam"
 )
 
 // TestWaitVisibleThroughTheAdminClient: a service account created moments
@@ -21,6 +21,7 @@ import (
 // once. With a PERMISSION_DENIED cap of 2, the third PERMISSION_DENIED is
 // returned as the server sent it.
 func TestWaitVisibleThroughTheAdminClient(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name  string
 		opts  []interceptor.VisibleOption
@@ -35,7 +36,7 @@ func TestWaitVisibleThroughTheAdminClient(t *testing.T) {
 			secs(1.5, 2.5, 4.5)},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			g := newE2ERigWithFake(t, []fakeiam.Option{fakeiam.WithPropagationDelay(10 * time.Second)})
+			g := newE2ERigWithFake(t, func(s *iamtest.Server) { s.SetPropagationDelay(10 * time.Second) })
 			g.fake.SetPropagationCodes(codes.NotFound, codes.PermissionDenied)
 			sa := g.createAccount(t, "robot-new")
 			got, err := interceptor.WaitVisible(context.Background(), g.retrier, "get robot-new",
@@ -43,7 +44,7 @@ func TestWaitVisibleThroughTheAdminClient(t *testing.T) {
 					return g.admin.GetServiceAccount(ctx, &adminpb.GetServiceAccountRequest{Name: sa.GetName()})
 				}, c.opts...)
 			var seen []codes.Code
-			for _, call := range g.callsOf(fakeiam.MethodGetServiceAccount) {
+			for _, call := range g.callsOf(iamtest.MethodGetServiceAccount) {
 				seen = append(seen, call.Code)
 			}
 			if !slices.Equal(seen, c.codes) {

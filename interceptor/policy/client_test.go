@@ -19,8 +19,8 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"github.com/iamretry/iamretry/iamtest"
 	"github.com/iamretry/iamretry/interceptor/policy"
-	"github.com/iamretry/iamretry/internal/fakeiam"
 )
 
 // The GAPIC clients with the IAM mixin fit Client as they are.
@@ -34,8 +34,9 @@ var (
 // TestIamPolicyClient: iam/apiv1's IamPolicyClient as it is, through a lost
 // answer and a conflict.
 func TestIamPolicyClient(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
-	srv := fakeiam.Start(t)
+	srv := iamtest.NewServer(t)
 	c, err := iamapiv1.NewIamPolicyClient(ctx, srv.ClientOptions()...)
 	if err != nil {
 		t.Fatal(err)
@@ -43,8 +44,8 @@ func TestIamPolicyClient(t *testing.T) {
 	defer c.Close()
 	c.CallOptions = &iamapiv1.IamPolicyCallOptions{} // only the Updater retries
 	u, _ := updater(t, c)
-	srv.LoseNextAnswers(fakeiam.MethodSetIamPolicy, 1)
-	srv.FailNext(fakeiam.MethodGetIamPolicy, 1, codes.Unavailable)
+	srv.LoseNextAnswers(iamtest.MethodSetIamPolicy, 1)
+	srv.FailNext(iamtest.MethodGetIamPolicy, 1, codes.Unavailable)
 	got, err := u.Update(ctx, "projects/p1/topics/t1", policy.AddBinding("roles/pubsub.publisher", "serviceAccount:Robot@p1.iam.gserviceaccount.com"))
 	if err != nil {
 		t.Fatal(err)
@@ -52,7 +53,7 @@ func TestIamPolicyClient(t *testing.T) {
 	if m := members(got, ""); len(m) != 1 || m["serviceAccount:robot@p1.iam.gserviceaccount.com"] != 1 {
 		t.Fatalf("got %v", got)
 	}
-	if n := srv.CountCalls(fakeiam.MethodSetIamPolicy); n != 1 {
+	if n := srv.CountCalls(iamtest.MethodSetIamPolicy); n != 1 {
 		t.Fatalf("%d writes", n)
 	}
 }
@@ -60,8 +61,9 @@ func TestIamPolicyClient(t *testing.T) {
 // TestProjectsClient: resourcemanager's ProjectsClient as it is, with a
 // conditional binding beside an unconditional one.
 func TestProjectsClient(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
-	srv := fakeiam.Start(t)
+	srv := iamtest.NewServer(t)
 	c, err := resourcemanager.NewProjectsClient(ctx, srv.ClientOptions()...)
 	if err != nil {
 		t.Fatal(err)
@@ -78,8 +80,8 @@ func TestProjectsClient(t *testing.T) {
 		}
 	}
 	got := srv.Policy("projects/p1")
-	if got.Version != 3 || len(got.Bindings) != 2 || srv.CountCalls(fakeiam.MethodProjectsSetIamPolicy) != 1 {
-		t.Fatalf("stored %v after %d writes", got, srv.CountCalls(fakeiam.MethodProjectsSetIamPolicy))
+	if got.Version != 3 || len(got.Bindings) != 2 || srv.CountCalls(iamtest.MethodProjectsSetIamPolicy) != 1 {
+		t.Fatalf("stored %v after %d writes", got, srv.CountCalls(iamtest.MethodProjectsSetIamPolicy))
 	}
 }
 
@@ -88,8 +90,9 @@ func TestProjectsClient(t *testing.T) {
 // (a conflict is detected), lost answers, and a refusal of what the admin
 // methods cannot send (an update_mask with audit_configs).
 func TestFromAdmin(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
-	srv := fakeiam.Start(t)
+	srv := iamtest.NewServer(t)
 	c, err := admin.NewIamClient(ctx, srv.ClientOptions()...)
 	if err != nil {
 		t.Fatal(err)
@@ -109,7 +112,7 @@ func TestFromAdmin(t *testing.T) {
 	}
 	u, _ := updater(t, h)
 	cond := &expr.Expr{Title: "weekdays", Expression: "request.time.getDayOfWeek() < 5"}
-	srv.LoseNextAnswers(fakeiam.MethodAdminSetIamPolicy, 1)
+	srv.LoseNextAnswers(iamtest.MethodAdminSetIamPolicy, 1)
 	if _, err := u.Update(ctx, sa.Name, policy.AddConditionalBinding("roles/iam.serviceAccountTokenCreator", "user:alice@example.com", cond)); err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +124,7 @@ func TestFromAdmin(t *testing.T) {
 		t.Fatalf("got %v", got)
 	}
 	// read, write (ABORTED), read, write (lost), read; read, write
-	if g, s := srv.CountCalls(fakeiam.MethodAdminGetIamPolicy), srv.CountCalls(fakeiam.MethodAdminSetIamPolicy); g != 4 || s != 3 {
+	if g, s := srv.CountCalls(iamtest.MethodAdminGetIamPolicy), srv.CountCalls(iamtest.MethodAdminSetIamPolicy); g != 4 || s != 3 {
 		t.Fatalf("%d reads, %d writes", g, s)
 	}
 	_, err = u.Update(ctx, sa.Name, func(p *iampb.Policy) (bool, error) {
@@ -136,8 +139,9 @@ func TestFromAdmin(t *testing.T) {
 // TestFromConn: the raw google.iam.v1.IAMPolicy stub, with the routing
 // header GAPIC clients send and gRPC call options passed through gax.
 func TestFromConn(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
-	srv := fakeiam.Start(t)
+	srv := iamtest.NewServer(t)
 	var mu sync.Mutex
 	var routing []string
 	record := grpc.WithChainUnaryInterceptor(func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
@@ -155,7 +159,7 @@ func TestFromConn(t *testing.T) {
 	c := policy.FromConn(conn)
 	const folder = "folders/123"
 	u, _ := updater(t, c)
-	srv.FailNext(fakeiam.MethodSetIamPolicy, 1, codes.Internal)
+	srv.FailNext(iamtest.MethodSetIamPolicy, 1, codes.Internal)
 	if _, err := u.Update(ctx, folder, policy.AddBinding("roles/viewer", "domain:example.com")); err != nil {
 		t.Fatal(err)
 	}

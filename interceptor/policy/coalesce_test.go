@@ -15,9 +15,10 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/iamretry/iamretry/iamtest"
 	"github.com/iamretry/iamretry/interceptor"
 	"github.com/iamretry/iamretry/interceptor/policy"
-	"github.com/iamretry/iamretry/internal/fakeiam"
+	"github.com/iamretry/iamretry/internal/vclock"
 )
 
 // held is an Updater whose first read blocks until release is called, so
@@ -95,6 +96,7 @@ func (x *held) queueAny(t *testing.T, ctx context.Context, m policy.Mutation) ch
 // its caller and its change is discarded; every other caller gets the policy
 // its batch wrote.
 func TestCoalescedBatch(t *testing.T) {
+	t.Parallel()
 	x := holdFirstRead(t)
 	ctx := context.Background()
 	var order []string
@@ -147,6 +149,7 @@ func e(x *held) *env { return x.env }
 // leaves the batch at once with its context's error; nothing of it is
 // written; the others land.
 func TestCancelledWhileQueued(t *testing.T) {
+	t.Parallel()
 	x := holdFirstRead(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	var runs atomic.Int32 // how often gone's mutation ran
@@ -179,6 +182,7 @@ func TestCancelledWhileQueued(t *testing.T) {
 // is in flight returns at once; the batch goes on for the others, and its
 // reruns leave the departed caller's change out.
 func TestCallerLeavesRunningBatch(t *testing.T) {
+	t.Parallel()
 	x := holdFirstRead(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	hasLeft := make(chan struct{})
@@ -188,7 +192,7 @@ func TestCallerLeavesRunningBatch(t *testing.T) {
 		if n == 2 {
 			cancel()
 			<-hasLeft
-			return status.Error(codes.Aborted, fakeiam.ConcurrentChangeMessage)
+			return status.Error(codes.Aborted, "There were concurrent policy changes. Please retry the whole read-modify-write with exponential backoff.")
 		}
 		return nil
 	}
@@ -224,6 +228,7 @@ func TestCallerLeavesRunningBatch(t *testing.T) {
 // (INVALID_ARGUMENT), each caller's change is tried alone, so only the
 // caller to blame fails; a caller whose change needed no write succeeds.
 func TestBatchSplitsOnRefusal(t *testing.T) {
+	t.Parallel()
 	x := holdFirstRead(t)
 	ctx := context.Background()
 	good := x.queue(t, ctx, policy.AddBinding("roles/viewer", "user:good@example.com"))
@@ -249,6 +254,7 @@ func TestBatchSplitsOnRefusal(t *testing.T) {
 // TestCoalescing50: 50 concurrent Updates through one Updater need at most
 // 10 writes, and every change lands once.
 func TestCoalescing50(t *testing.T) {
+	t.Parallel()
 	x := newEnv(t)
 	u, _ := updater(t, x.client)
 	var wg sync.WaitGroup
@@ -285,31 +291,42 @@ const (
 
 func faulty(t *testing.T) *env {
 	x := newEnv(t)
-	for _, m := range []string{fakeiam.MethodGetIamPolicy, fakeiam.MethodSetIamPolicy} {
+	for _, m := range []iamtest.Method{iamtest.MethodGetIamPolicy, iamtest.MethodSetIamPolicy} {
 		x.srv.SetFailureRate(m, 0.2, codes.Unavailable, codes.Internal)
 	}
-	x.srv.SetLostAnswerRate(fakeiam.MethodSetIamPolicy, 0.2)
+	x.srv.SetLostAnswerRate(iamtest.MethodSetIamPolicy, 0.2)
 	return x
 }
 
 // stress runs stressUpdaters goroutines of stressMutations Updates each,
 // through the Updater that pick gives goroutine i, and checks that every
 // change landed exactly once and none was reported failed.
-func stress(t *testing.T, x *env, pick func(i int) *policy.Updater) {
-	var wg sync.WaitGroup
+//
+// With a clock, each goroutine is a thread of clk (clk.Go): their waits
+// overlap in virtual time, as separate processes' waits do in real time.
+func stress(t *testing.T, x *env, clk *vclock.Clock, pick func(i int) *policy.Updater) {
 	errs := make(chan error, stressUpdaters*stressMutations)
-	for i := range stressUpdaters {
-		u := pick(i)
-		wg.Go(func() {
-			for j := range stressMutations {
-				_, err := u.Update(context.Background(), res, policy.AddBinding("roles/viewer", fmt.Sprintf("user:u%d-%d@example.com", i, j)))
-				if err != nil {
-					errs <- fmt.Errorf("updater %d, mutation %d: %w", i, j, err)
-				}
-			}
-		})
+	ups := make([]*policy.Updater, stressUpdaters)
+	for i := range ups {
+		ups[i] = pick(i)
 	}
-	wg.Wait()
+	run := func(ctx context.Context, i int) {
+		for j := range stressMutations {
+			_, err := ups[i].Update(ctx, res, policy.AddBinding("roles/viewer", fmt.Sprintf("user:u%d-%d@example.com", i, j)))
+			if err != nil {
+				errs <- fmt.Errorf("updater %d, mutation %d: %w", i, j, err)
+			}
+		}
+	}
+	if clk != nil {
+		clk.Go(context.Background(), stressUpdaters, func(ctx context.Context, i int) { run(ctx, i-1) })
+	} else {
+		var wg sync.WaitGroup
+		for i := range stressUpdaters {
+			wg.Go(func() { run(context.Background(), i) })
+		}
+		wg.Wait()
+	}
 	close(errs)
 	for err := range errs {
 		t.Error(err)
@@ -327,7 +344,7 @@ func stress(t *testing.T, x *env, pick func(i int) *policy.Updater) {
 	}
 	var lost, aborted int
 	for _, c := range x.srv.Calls() {
-		if c.Method == fakeiam.MethodSetIamPolicy && c.Code == codes.Unavailable && c.Injected {
+		if c.Method == iamtest.MethodSetIamPolicy && c.Code == codes.Unavailable && c.Injected {
 			lost++
 		}
 		if c.Code == codes.Aborted {
@@ -342,15 +359,21 @@ func stress(t *testing.T, x *env, pick func(i int) *policy.Updater) {
 // each making 30 changes to one policy under 20% transient faults on reads
 // and writes and 20% lost answers: every change lands exactly once.
 //
-// The virtual clock collapses every backoff to nothing in real time, so the
-// 32 contenders retry in lockstep, the worst case for conflicts; the retry
-// deadline is lifted so that contention alone never fails a change (the
-// test pins exactly-once, not the deadline).
+// The 32 contenders are threads of one discrete-event virtual clock: their
+// backoffs overlap in virtual time as 32 processes' would in real time, and
+// take no real time, so the test's outcome and cost do not depend on how
+// busy the machine is. The retry deadline is lifted so that contention
+// alone never fails a change (the test pins exactly-once, not the
+// deadline).
 func TestSeparateUpdatersUnderFaults(t *testing.T) {
+	t.Parallel()
 	x := faulty(t)
-	stress(t, x, func(int) *policy.Updater {
-		u, clk := updater(t, x.client, interceptor.WithDeadline(0))
-		clk.OnSleep(func(d time.Duration) { time.Sleep(d / 1000) })
+	clk := vclock.New()
+	stress(t, x, clk, func(int) *policy.Updater {
+		u, err := newUpdater(x.client, interceptor.WithClock(clk), interceptor.WithDeadline(0))
+		if err != nil {
+			t.Fatal(err)
+		}
 		return u
 	})
 }
@@ -360,7 +383,8 @@ func TestSeparateUpdatersUnderFaults(t *testing.T) {
 // default 60 s deadline allows 6 attempts (0.36^6: one batch in 500 would
 // fail), so the deadline is raised to 10 minutes (about 22 attempts).
 func TestSharedUpdaterUnderFaults(t *testing.T) {
+	t.Parallel()
 	x := faulty(t)
 	u, _ := updater(t, x.client, interceptor.WithDeadline(10*time.Minute))
-	stress(t, x, func(int) *policy.Updater { return u })
+	stress(t, x, nil, func(int) *policy.Updater { return u })
 }

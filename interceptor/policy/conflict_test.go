@@ -10,9 +10,9 @@ import (
 	"cloud.google.com/go/iam/apiv1/iampb"
 	"google.golang.org/grpc/codes"
 
+	"github.com/iamretry/iamretry/iamtest"
 	"github.com/iamretry/iamretry/interceptor"
 	"github.com/iamretry/iamretry/interceptor/policy"
-	"github.com/iamretry/iamretry/internal/fakeiam"
 	"github.com/iamretry/iamretry/internal/vclock"
 )
 
@@ -21,6 +21,7 @@ import (
 // retries the documented formula (counted in attempts), and
 // WithConflictBackoff(DocumentedConflicts) puts conflicts back on it.
 func TestConflictSchedule(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		opts  []interceptor.Option
 		popts []policy.Option
@@ -45,7 +46,7 @@ func TestConflictSchedule(t *testing.T) {
 					{Role: "roles/editor", Members: []string{"user:other@example.com"}}}})
 			}
 			if n == 1 {
-				e.srv.FailNext(fakeiam.MethodGetIamPolicy, 1, codes.Unavailable)
+				e.srv.FailNext(iamtest.MethodGetIamPolicy, 1, codes.Unavailable)
 			}
 			return nil
 		}
@@ -71,6 +72,7 @@ func TestConflictSchedule(t *testing.T) {
 }
 
 func TestNewUpdaterTakesConflictBackoff(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r, err := interceptor.New()
 	if err != nil {
@@ -91,6 +93,7 @@ func TestNewUpdaterTakesConflictBackoff(t *testing.T) {
 // the deadline. (Before, a draw near the top of the first window ended the
 // call at its first conflict, and the change was lost.)
 func TestConflictWaitsFitAShortDeadline(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	h := &hookClient{Client: e.client}
 	h.beforeSet = func(_ context.Context, n int, _ *iampb.SetIamPolicyRequest) error {

@@ -12,9 +12,9 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/iamretry/iamretry/iamtest"
 	"github.com/iamretry/iamretry/interceptor"
 	"github.com/iamretry/iamretry/interceptor/policy"
-	"github.com/iamretry/iamretry/internal/fakeiam"
 )
 
 // contentionRun is what one run of N separate Updaters on one policy made.
@@ -38,14 +38,9 @@ func separateUpdaters(t *testing.T, n int, seed uint64, same bool, opts ...polic
 	t.Helper()
 	var run contentionRun
 	synctest.Test(t, func(t *testing.T) {
-		srv := fakeiam.Start(t)
-		srv.SetLatency(fakeiam.MethodSetIamPolicy, 50*time.Millisecond)
-		conn, err := srv.Dial(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer conn.Close()
-		client := policy.FromConn(conn)
+		e := newEnv(t)
+		srv, client := e.srv, e.client
+		srv.SetLatency(iamtest.MethodSetIamPolicy, 50*time.Millisecond)
 
 		start := time.Now()
 		done := make([]time.Duration, n)
@@ -77,7 +72,7 @@ func separateUpdaters(t *testing.T, n int, seed uint64, same bool, opts ...polic
 		}
 		wg.Wait()
 
-		run.writes = srv.CountCalls(fakeiam.MethodSetIamPolicy)
+		run.writes = srv.CountCalls(iamtest.MethodSetIamPolicy)
 		got := members(srv.Policy(res), "roles/viewer")
 		for i, err := range errs {
 			m := fmt.Sprintf("user:u%d@example.com", i)
@@ -152,6 +147,7 @@ func contentionSame(t *testing.T, n, seeds int, same bool, opts ...policy.Option
 // writes per writer on average and 3.3 on the worst seed; and the stretch:
 // at N = 200 every writer landed within 30 s (of virtual time).
 func TestSeparateUpdatersContention(t *testing.T) {
+	t.Parallel()
 	seeds := contentionSeeds(t)
 	for _, n := range []int{100, 200} {
 		st := contention(t, n, seeds)
@@ -172,6 +168,7 @@ func TestSeparateUpdatersContention(t *testing.T) {
 // median time the loser lands, are no worse than the documented
 // schedule's. The tail is longer (see SpreadConflicts): logged, not a goal.
 func TestSeparateUpdatersFewWriters(t *testing.T) {
+	t.Parallel()
 	seeds := 100 // cheap at these sizes; fewer leave the medians to chance
 	for _, n := range []int{2, 5} {
 		same := n == 2
@@ -191,6 +188,7 @@ func TestSeparateUpdatersFewWriters(t *testing.T) {
 // TestSeparateUpdatersDocumented records the documented schedule's figures
 // beside the default's (not a goal: it loses changes at N = 200).
 func TestSeparateUpdatersDocumented(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("IAMRETRY_CONTENTION_SEEDS") == "" {
 		t.Skip("the documented schedule's figures: set IAMRETRY_CONTENTION_SEEDS")
 	}

@@ -14,12 +14,13 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/iamretry/iamretry/iamtest"
 	"github.com/iamretry/iamretry/interceptor"
 	"github.com/iamretry/iamretry/interceptor/policy"
-	"github.com/iamretry/iamretry/internal/fakeiam"
 )
 
 func TestUpdateContextForms(t *testing.T) {
+	t.Parallel()
 	grant := policy.AddBinding("roles/viewer", "user:a@example.com")
 	cases := []struct {
 		name  string
@@ -39,7 +40,7 @@ func TestUpdateContextForms(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			e := newEnv(t)
 			u, _ := updater(t, e.client, interceptor.WithRandom(func() float64 { return 0.5 }), interceptor.WithoutRetryBudget())
-			e.srv.FailNext(fakeiam.MethodGetIamPolicy, c.fail, codes.Unavailable)
+			e.srv.FailNext(iamtest.MethodGetIamPolicy, c.fail, codes.Unavailable)
 			_, err := u.Update(c.ctx(context.Background()), res, grant)
 			if (err == nil) != c.ok {
 				t.Fatalf("Update: %v, want success %v", err, c.ok)
@@ -57,9 +58,10 @@ func TestUpdateContextForms(t *testing.T) {
 // TestUpdateDisableContextKeepsConflictReruns: DisableContext never stops
 // the reruns after a concurrent change.
 func TestUpdateDisableContextKeepsConflictReruns(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	u, _ := updater(t, e.client)
-	e.srv.ConcurrentWriteNext(fakeiam.MethodSetIamPolicy, 2)
+	e.srv.ConcurrentWriteNext(iamtest.MethodSetIamPolicy, 2)
 	got, err := u.Update(interceptor.DisableContext(context.Background()), res, policy.AddBinding("roles/viewer", "user:a@example.com"))
 	if err != nil {
 		t.Fatalf("Update under DisableContext with 2 conflicts: %v", err)
@@ -76,10 +78,11 @@ func TestUpdateDisableContextKeepsConflictReruns(t *testing.T) {
 // resource not visible yet) is retried under RetryNotFoundContext, and
 // returned at once without it.
 func TestUpdateRetryNotFoundContextRead(t *testing.T) {
+	t.Parallel()
 	for _, opt := range []bool{true, false} {
 		e := newEnv(t)
 		u, _ := updater(t, e.client)
-		e.srv.FailNext(fakeiam.MethodGetIamPolicy, 2, codes.NotFound)
+		e.srv.FailNext(iamtest.MethodGetIamPolicy, 2, codes.NotFound)
 		ctx := context.Background()
 		if opt {
 			ctx = interceptor.RetryNotFoundContext(ctx)
@@ -97,6 +100,7 @@ func TestUpdateRetryNotFoundContextRead(t *testing.T) {
 // TestUpdateRetryNotFoundContextNewMember: a grant to a member not visible
 // yet is rerun under RetryNotFoundContext, as with WithRetryNotFound.
 func TestUpdateRetryNotFoundContextNewMember(t *testing.T) {
+	t.Parallel()
 	_, client, clk, member := newAccountEnv(t)
 	u, err := newUpdater(client, interceptor.WithClock(clk))
 	if err != nil {

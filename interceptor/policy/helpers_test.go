@@ -2,6 +2,7 @@ package policy_test
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -9,29 +10,34 @@ import (
 
 	"cloud.google.com/go/iam/apiv1/iampb"
 	gax "github.com/googleapis/gax-go/v2"
+	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/iamretry/iamretry/iamtest"
 	"github.com/iamretry/iamretry/interceptor"
 	"github.com/iamretry/iamretry/interceptor/policy"
-	"github.com/iamretry/iamretry/internal/fakeiam"
 	"github.com/iamretry/iamretry/internal/vclock"
 )
 
-// env is a fake IAM server and a raw-connection Client to it.
+// env is the package's rig: a fake IAM server (the public iamtest, made
+// with opts) and a raw-connection Client to it, both closed in t.Cleanup.
+// Each test makes its own, with its own virtual clocks (updater), so tests
+// are independent and run in parallel.
 type env struct {
-	srv    *fakeiam.Server
+	srv    *iamtest.Server
+	conn   *grpc.ClientConn
 	client policy.Client
 }
 
-func newEnv(t testing.TB) *env {
+func newEnv(t testing.TB, opts ...iamtest.Option) *env {
 	t.Helper()
-	srv := fakeiam.Start(t)
+	srv := iamtest.NewServer(t, opts...)
 	conn, err := srv.Dial(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	return &env{srv: srv, client: policy.FromConn(conn)}
+	return &env{srv: srv, conn: conn, client: policy.FromConn(conn)}
 }
 
 // updater builds an Updater over c on a fresh virtual clock, and returns
@@ -46,8 +52,8 @@ func updater(t testing.TB, c policy.Client, opts ...interceptor.Option) (*policy
 	return u, clk
 }
 
-func (e *env) gets() int { return e.srv.CountCalls(fakeiam.MethodGetIamPolicy) }
-func (e *env) sets() int { return e.srv.CountCalls(fakeiam.MethodSetIamPolicy) }
+func (e *env) gets() int { return e.srv.CountCalls(iamtest.MethodGetIamPolicy) }
+func (e *env) sets() int { return e.srv.CountCalls(iamtest.MethodSetIamPolicy) }
 
 // hookClient wraps a Client: it records the requests and can run a hook
 // before each call (n counts the calls of that method, from 1). A hook
@@ -138,3 +144,8 @@ func newUpdater(c policy.Client, opts ...interceptor.Option) (*policy.Updater, e
 	}
 	return policy.NewUpdater(c, r)
 }
+
+type gaxCallOption = gax.CallOption
+
+// goexit ends the calling goroutine as t.FailNow does.
+func goexit() { runtime.Goexit() }

@@ -16,6 +16,7 @@ import (
 )
 
 func TestCanonicalMember(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"user:Alice@Example.COM":                         "user:alice@example.com",
 		"serviceAccount:Robot@P.iam.gserviceaccount.com": "serviceAccount:robot@p.iam.gserviceaccount.com",
@@ -39,6 +40,7 @@ func TestCanonicalMember(t *testing.T) {
 
 // TestMemberCanonicalisation: the mutations compare members as IAM does.
 func TestMemberCanonicalisation(t *testing.T) {
+	t.Parallel()
 	p := &iampb.Policy{Bindings: []*iampb.Binding{
 		{Role: "roles/viewer", Members: []string{"user:Alice@Example.com", "deleted:user:Bob@Example.com?uid=42"}},
 	}}
@@ -126,6 +128,7 @@ var malformedMembers = []string{
 // TestMemberFormsIAMDocumentsAreAccepted: every documented form can be
 // granted and revoked, by each mutation.
 func TestMemberFormsIAMDocumentsAreAccepted(t *testing.T) {
+	t.Parallel()
 	for _, m := range documentedMembers {
 		p := &iampb.Policy{}
 		if _, err := policy.AddBinding("roles/viewer", m)(p); err != nil {
@@ -152,6 +155,7 @@ func TestMemberFormsIAMDocumentsAreAccepted(t *testing.T) {
 // too (with INVALID_ARGUMENT), rather than matching nothing and leaving the
 // principal its role; and every documented member is accepted by all.
 func TestRemoveRefusesExactlyWhatAddRefuses(t *testing.T) {
+	t.Parallel()
 	held := &iampb.Policy{Bindings: []*iampb.Binding{{Role: "roles/viewer", Members: []string{"user:alice@example.com"}}}}
 	for _, m := range append(append([]string(nil), malformedMembers...), documentedMembers...) {
 		muts := map[string]policy.Mutation{
@@ -193,6 +197,7 @@ func TestRemoveRefusesExactlyWhatAddRefuses(t *testing.T) {
 // TestWorkloadIdentityMemberCanonicalForm: a Workload Identity member is
 // compared and written like any service account.
 func TestWorkloadIdentityMemberCanonicalForm(t *testing.T) {
+	t.Parallel()
 	m := "serviceAccount:My-Project.svc.id.goog[ns/ksa]"
 	if got, want := policy.CanonicalMember(m), "serviceAccount:my-project.svc.id.goog[ns/ksa]"; got != want {
 		t.Errorf("CanonicalMember(%q) = %q, want %q", m, got, want)

@@ -54,6 +54,7 @@ func collect(t *testing.T, reader *sdkmetric.ManualReader) (sums map[string]map[
 // conflicts, one call that retried three times, all under
 // grpc.method = policy.UpdateMethod.
 func TestUpdaterMetricsCountWritesAndConflicts(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	h := &hookClient{Client: e.client}
 	h.beforeSet = func(_ context.Context, n int, _ *iampb.SetIamPolicyRequest) error {
@@ -93,6 +94,7 @@ func TestUpdaterMetricsCountWritesAndConflicts(t *testing.T) {
 // one batch whose write meets a conflict: each caller's own span gets the
 // batch's iamretry.retry event.
 func TestBatchSpanEventsReachEveryWaitingCaller(t *testing.T) {
+	t.Parallel()
 	x := holdFirstRead(t)
 	x.h.beforeSet = func(_ context.Context, n int, _ *iampb.SetIamPolicyRequest) error {
 		if n == 2 { // the coalesced batch's first write: another writer got in

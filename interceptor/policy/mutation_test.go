@@ -28,6 +28,7 @@ var weekdays = &expr.Expr{Title: "weekdays", Expression: "request.time.getDayOfW
 // TestMutationsIdempotent: every mutation, run again on the policy it made,
 // finds its work done.
 func TestMutationsIdempotent(t *testing.T) {
+	t.Parallel()
 	seed := func() *iampb.Policy {
 		return &iampb.Policy{Bindings: []*iampb.Binding{
 			{Role: "roles/viewer", Members: []string{"user:a@example.com", "user:b@example.com"}},
@@ -63,6 +64,7 @@ func TestMutationsIdempotent(t *testing.T) {
 // unconditional bindings of one role are distinct; conditions compare by
 // expression, title and description.
 func TestBindingsKeyedByRoleAndCondition(t *testing.T) {
+	t.Parallel()
 	p := &iampb.Policy{}
 	mustApply(t, p, policy.AddBinding("roles/viewer", "user:a@example.com"), true)
 	mustApply(t, p, policy.AddConditionalBinding("roles/viewer", "user:a@example.com", weekdays), true)
@@ -101,6 +103,7 @@ func TestBindingsKeyedByRoleAndCondition(t *testing.T) {
 // TestMutationsRefuseBadInput: malformed roles, members and conditions fail
 // with INVALID_ARGUMENT before anything changes.
 func TestMutationsRefuseBadInput(t *testing.T) {
+	t.Parallel()
 	for name, m := range map[string]policy.Mutation{
 		"empty role":       policy.AddBinding("", "user:a@example.com"),
 		"empty member":     policy.AddBinding("roles/viewer", ""),

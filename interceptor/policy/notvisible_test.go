@@ -27,6 +27,7 @@ import (
 // resource's hierarchy, or an account the change does not grant, is the
 // server's final word: one write, no wait, the server's message.
 func TestDoesNotExistNamingNoGrantedMemberIsFinal(t *testing.T) {
+	t.Parallel()
 	for _, msg := range []string{
 		"Role (roles/editor) does not exist in the resource's hierarchy.",
 		"Service account other@p1.iam.gserviceaccount.com does not exist.",
@@ -57,6 +58,7 @@ func TestDoesNotExistNamingNoGrantedMemberIsFinal(t *testing.T) {
 // member the change grants (in another case than the change wrote it: IAM
 // compares email addresses case-insensitively) is waited for.
 func TestDoesNotExistNamingAGrantedMemberWaits(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	h := &hookClient{Client: e.client}
 	h.beforeSet = func(_ context.Context, n int, _ *iampb.SetIamPolicyRequest) error {
@@ -80,6 +82,7 @@ func TestDoesNotExistNamingAGrantedMemberWaits(t *testing.T) {
 // invisible, the error says so, and does not tell the caller to pass the
 // option it passed.
 func TestMemberInvisibleForTheWholeDeadline(t *testing.T) {
+	t.Parallel()
 	for _, how := range []string{"WithRetryNotFound", "RetryNotFoundContext"} {
 		t.Run(how, func(t *testing.T) {
 			_, client, clk, member := newAccountEnv(t) // visible after 10 s
@@ -112,6 +115,7 @@ func TestMemberInvisibleForTheWholeDeadline(t *testing.T) {
 // lands within one read-modify-write of its own: one read, one write,
 // while the first is still waiting.
 func TestWaitForNewMemberHoldsNoOneElse(t *testing.T) {
+	t.Parallel()
 	_, client, clk, member := newAccountEnv(t) // visible after 10 s
 	h := &hookClient{Client: client}
 	u, err := newUpdater(h, interceptor.WithClock(clk), interceptor.WithRetryNotFound())
@@ -186,6 +190,7 @@ func callsByStatus(t *testing.T, reader *sdkmetric.ManualReader) map[string]int6
 // count three successful calls, and observers hear of no call that failed
 // (the refused write is a retry of the Update that waits for the account).
 func TestSplitForNewMemberCountsEachUpdateOnce(t *testing.T) {
+	t.Parallel()
 	reader := sdkmetric.NewManualReader()
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	t.Cleanup(func() { _ = mp.Shutdown(context.Background()) })

@@ -10,30 +10,25 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/iamretry/iamretry/iamtest"
 	"github.com/iamretry/iamretry/interceptor"
 	"github.com/iamretry/iamretry/interceptor/policy"
-	"github.com/iamretry/iamretry/internal/fakeiam"
 	"github.com/iamretry/iamretry/internal/vclock"
 )
 
-// newAccountEnv is a fake whose new service accounts stay invisible for
-// 10 s of clk's time, a Client to it, and an account just created.
-func newAccountEnv(t *testing.T) (*fakeiam.Server, policy.Client, *vclock.Clock, string) {
+// newAccountEnv is the rig on a fake whose new service accounts stay
+// invisible for 10 s of clk's time, and an account just created.
+func newAccountEnv(t *testing.T) (*iamtest.Server, policy.Client, *vclock.Clock, string) {
 	t.Helper()
 	clk := vclock.New()
-	srv := fakeiam.Start(t, fakeiam.WithPropagationDelay(10*time.Second))
-	srv.SetClock(clk.Now)
-	conn, err := srv.Dial(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	sa, err := adminpb.NewIAMClient(conn).CreateServiceAccount(context.Background(),
+	e := newEnv(t, iamtest.WithClock(clk))
+	e.srv.SetPropagationDelay(10 * time.Second)
+	sa, err := adminpb.NewIAMClient(e.conn).CreateServiceAccount(context.Background(),
 		&adminpb.CreateServiceAccountRequest{Name: "projects/p1", AccountId: "new-robot"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return srv, policy.FromConn(conn), clk, "serviceAccount:" + sa.GetEmail()
+	return e.srv, e.client, clk, "serviceAccount:" + sa.GetEmail()
 }
 
 // TestGrantToNewAccount: a grant to an account created a moment ago is
@@ -41,6 +36,7 @@ func newAccountEnv(t *testing.T) (*fakeiam.Server, policy.Client, *vclock.Clock,
 // WithRetryNotFound the Updater waits for it within its deadline, without
 // it returns the server's error at once, naming the option.
 func TestGrantToNewAccount(t *testing.T) {
+	t.Parallel()
 	_, client, clk, member := newAccountEnv(t)
 	u, err := newUpdater(client, interceptor.WithClock(clk), interceptor.WithRetryNotFound())
 	if err != nil {
@@ -68,7 +64,7 @@ func TestGrantToNewAccount(t *testing.T) {
 		!strings.Contains(err.Error(), "interceptor.WithRetryNotFound()") {
 		t.Fatalf("without the opt-in: %v; want INVALID_ARGUMENT naming the option", err)
 	}
-	if n := srv2.CountCalls(fakeiam.MethodSetIamPolicy); n != 1 || len(clk2.Sleeps()) != 0 {
+	if n := srv2.CountCalls(iamtest.MethodSetIamPolicy); n != 1 || len(clk2.Sleeps()) != 0 {
 		t.Fatalf("without the opt-in: %d writes, waits %v; want 1 write and no wait", n, clk2.Sleeps())
 	}
 }
@@ -77,6 +73,7 @@ func TestGrantToNewAccount(t *testing.T) {
 // metrics and span events) see the server's INVALID_ARGUMENT with class
 // Propagation, never a code the Updater made up.
 func TestGrantToNewAccountReportsTheServersCode(t *testing.T) {
+	t.Parallel()
 	_, client, clk, member := newAccountEnv(t)
 	var seen []interceptor.Attempt
 	u, err := newUpdater(client, interceptor.WithClock(clk), interceptor.WithRetryNotFound(),

@@ -10,9 +10,9 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/iamretry/iamretry/iamtest"
 	"github.com/iamretry/iamretry/interceptor"
 	"github.com/iamretry/iamretry/interceptor/policy"
-	"github.com/iamretry/iamretry/internal/fakeiam"
 	"github.com/iamretry/iamretry/internal/vclock"
 )
 
@@ -23,6 +23,7 @@ import (
 // bounds each GetIamPolicy and SetIamPolicy call (each gets a context of
 // its own with that deadline); a read it cuts off is rerun.
 func TestUpdaterPerAttemptTimeoutBoundsEachCall(t *testing.T) {
+	t.Parallel()
 	const d = 100 * time.Millisecond
 	e := newEnv(t)
 	h := &hookClient{Client: e.client}
@@ -72,6 +73,7 @@ func (c stillClock) Sleep(ctx context.Context, _ time.Duration) error { return c
 // budget through another face (Do here; the interceptor alike) leaves the
 // Updater none: its transient failure is not retried.
 func TestUpdaterSharesTheRetriersBudget(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	var mu sync.Mutex
 	var reasons []interceptor.Reason
@@ -94,7 +96,7 @@ func TestUpdaterSharesTheRetriersBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.srv.FailNext(fakeiam.MethodGetIamPolicy, 1, codes.Unavailable)
+	e.srv.FailNext(iamtest.MethodGetIamPolicy, 1, codes.Unavailable)
 	_, err = u.Update(context.Background(), res, policy.AddBinding("roles/viewer", "user:a@example.com"))
 	if status.Code(err) != codes.Unavailable || e.gets() != 1 {
 		t.Fatalf("err %v after %d reads; want UNAVAILABLE after 1 (no budget left)", err, e.gets())
@@ -108,6 +110,7 @@ func TestUpdaterSharesTheRetriersBudget(t *testing.T) {
 // (never retry a single call) still lets the Updater rerun after conflicts,
 // which would otherwise lose the change.
 func TestUpdaterConflictsDoNotCountTowardMaxAttempts(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r, err := interceptor.New(interceptor.WithClock(vclock.New()), interceptor.WithMaxAttempts(1))
 	if err != nil {
@@ -117,14 +120,14 @@ func TestUpdaterConflictsDoNotCountTowardMaxAttempts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.srv.ConcurrentWriteNext(fakeiam.MethodSetIamPolicy, 2)
+	e.srv.ConcurrentWriteNext(iamtest.MethodSetIamPolicy, 2)
 	if _, err := u.Update(context.Background(), res, policy.AddBinding("roles/viewer", "user:a@example.com")); err != nil {
 		t.Fatalf("2 conflicts under WithMaxAttempts(1): %v", err)
 	}
 	if e.sets() != 3 {
 		t.Fatalf("%d writes, want 3", e.sets())
 	}
-	e.srv.FailNext(fakeiam.MethodGetIamPolicy, 1, codes.Unavailable)
+	e.srv.FailNext(iamtest.MethodGetIamPolicy, 1, codes.Unavailable)
 	_, err = u.Update(context.Background(), res, policy.AddBinding("roles/viewer", "user:b@example.com"))
 	if status.Code(err) != codes.Unavailable {
 		t.Fatalf("a transient failure under WithMaxAttempts(1): %v; want it returned", err)
@@ -134,6 +137,7 @@ func TestUpdaterConflictsDoNotCountTowardMaxAttempts(t *testing.T) {
 // TestUpdateRetryNotFoundContext: the per-call 404 opt-in on an Update's
 // context applies to a grant to a member not visible yet.
 func TestUpdateRetryNotFoundContext(t *testing.T) {
+	t.Parallel()
 	_, client, clk, member := newAccountEnv(t)
 	r, err := interceptor.New(interceptor.WithClock(clk))
 	if err != nil {

@@ -26,6 +26,7 @@ import (
 // by interceptor.New and a nil option are each refused with an error naming
 // them, all at once, and no Updater.
 func TestNewUpdaterRefusesBadInput(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r, err := interceptor.New()
 	if err != nil {
@@ -83,6 +84,7 @@ func caller(u *policy.Updater, ctx context.Context, m policy.Mutation) chan any 
 // goroutine (recover catches it); the batch-mate still succeeds, and a later
 // Update works.
 func TestPanicsReachTheCaller(t *testing.T) {
+	t.Parallel()
 	for _, source := range []string{"Client", "observer", "logger", "classifier", "Mutation"} {
 		t.Run(source, func(t *testing.T) {
 			var armed atomic.Bool
@@ -156,6 +158,7 @@ func TestPanicsReachTheCaller(t *testing.T) {
 // Mutation is released (an ordering check), and its change is left out of
 // the reruns.
 func TestCancelledCallerReturnsBeforeBatchMatesMutation(t *testing.T) {
+	t.Parallel()
 	x := holdFirstRead(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	var ranGone atomic.Int32
@@ -201,6 +204,7 @@ func TestCancelledCallerReturnsBeforeBatchMatesMutation(t *testing.T) {
 // a Mutation ends its caller's goroutine, the batch-mate returns by its
 // deadline, and later Updates of the resource work.
 func TestGoexitInMutation(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("IAMRETRY_GOEXIT_CHILD") == "1" {
 		goexitChild(t)
 		return

@@ -16,14 +16,15 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/iamretry/iamretry/iamtest"
 	"github.com/iamretry/iamretry/interceptor"
 	"github.com/iamretry/iamretry/interceptor/policy"
-	"github.com/iamretry/iamretry/internal/fakeiam"
 )
 
 const res = "projects/p1"
 
 func TestNewUpdaterRefuses(t *testing.T) {
+	t.Parallel()
 	if u, err := newUpdater(nil); err == nil || u != nil || !strings.Contains(err.Error(), "Client") {
 		t.Fatalf("nil client: %v, %v", u, err)
 	}
@@ -49,6 +50,7 @@ func TestNewUpdaterRefuses(t *testing.T) {
 // TestUpdateReadModifyWrite pins one Update: the read asks for version 3,
 // the write carries the read etag, an explicit update_mask and the version.
 func TestUpdateReadModifyWrite(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	seeded := e.srv.SeedPolicy(res, &iampb.Policy{Bindings: []*iampb.Binding{
 		{Role: "roles/owner", Members: []string{"user:root@example.com"}}}})
@@ -87,6 +89,7 @@ func TestUpdateReadModifyWrite(t *testing.T) {
 // TestNoOpWritesNothing: when no mutation changes anything, the read policy
 // is returned and nothing is written.
 func TestNoOpWritesNothing(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	seeded := e.srv.SeedPolicy(res, &iampb.Policy{Bindings: []*iampb.Binding{
 		{Role: "roles/viewer", Members: []string{"user:a@example.com"}}}})
@@ -109,6 +112,7 @@ func TestNoOpWritesNothing(t *testing.T) {
 // TestConditionsAndVersions: version 3 is written when a binding has a
 // condition; conditional and unconditional bindings of a role stay distinct.
 func TestConditionsAndVersions(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	h := &hookClient{Client: e.client}
 	u, _ := updater(t, h)
@@ -147,6 +151,7 @@ func TestConditionsAndVersions(t *testing.T) {
 // TestAuditConfigsInMask: audit_configs is in the update_mask only when a
 // mutation changed them.
 func TestAuditConfigsInMask(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	h := &hookClient{Client: e.client}
 	u, _ := updater(t, h)
@@ -179,6 +184,7 @@ func TestAuditConfigsInMask(t *testing.T) {
 // read and the write) waits the backoff and reruns the whole RMW; both
 // changes land.
 func TestConflictRerunsFromTheRead(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	h := &hookClient{Client: e.client}
 	h.beforeSet = func(_ context.Context, n int, _ *iampb.SetIamPolicyRequest) error {
@@ -214,9 +220,10 @@ func TestConflictRerunsFromTheRead(t *testing.T) {
 // TestTransientFailuresRerun: UNAVAILABLE and INTERNAL on the read or the
 // write rerun the RMW from the read.
 func TestTransientFailuresRerun(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
-	e.srv.FailNext(fakeiam.MethodGetIamPolicy, 1, codes.Unavailable)
-	e.srv.FailNext(fakeiam.MethodSetIamPolicy, 1, codes.Internal)
+	e.srv.FailNext(iamtest.MethodGetIamPolicy, 1, codes.Unavailable)
+	e.srv.FailNext(iamtest.MethodSetIamPolicy, 1, codes.Internal)
 	u, clk := updater(t, e.client)
 	if _, err := u.Update(context.Background(), res, policy.AddBinding("roles/viewer", "user:a@example.com")); err != nil {
 		t.Fatal(err)
@@ -232,8 +239,9 @@ func TestTransientFailuresRerun(t *testing.T) {
 // TestRetryDeadline: transient failures stop at the Retrier's deadline with
 // the server's last error, code intact.
 func TestRetryDeadline(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
-	e.srv.FailNext(fakeiam.MethodGetIamPolicy, 100, codes.Unavailable)
+	e.srv.FailNext(iamtest.MethodGetIamPolicy, 100, codes.Unavailable)
 	u, clk := updater(t, e.client)
 	_, err := u.Update(context.Background(), res, policy.AddBinding("roles/viewer", "user:a@example.com"))
 	if status.Code(err) != codes.Unavailable || !strings.Contains(err.Error(), res) {
@@ -252,8 +260,9 @@ func TestRetryDeadline(t *testing.T) {
 // UNAVAILABLE; the rerun reads the new policy, finds the change made, writes
 // nothing and succeeds.
 func TestLostAnswerExactlyOnce(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
-	e.srv.LoseNextAnswers(fakeiam.MethodSetIamPolicy, 1)
+	e.srv.LoseNextAnswers(iamtest.MethodSetIamPolicy, 1)
 	u, _ := updater(t, e.client)
 	got, err := u.Update(context.Background(), res, policy.AddBinding("roles/viewer", "user:a@example.com"))
 	if err != nil {
@@ -270,8 +279,9 @@ func TestLostAnswerExactlyOnce(t *testing.T) {
 // TestPermanentErrors: PERMISSION_DENIED on the read or the write returns
 // at once, code intact, the resource in the message.
 func TestPermanentErrors(t *testing.T) {
-	for _, method := range []string{fakeiam.MethodGetIamPolicy, fakeiam.MethodSetIamPolicy} {
-		t.Run(method[strings.LastIndex(method, "/")+1:], func(t *testing.T) {
+	t.Parallel()
+	for _, method := range []iamtest.Method{iamtest.MethodGetIamPolicy, iamtest.MethodSetIamPolicy} {
+		t.Run(string(method)[strings.LastIndex(string(method), "/")+1:], func(t *testing.T) {
 			e := newEnv(t)
 			e.srv.FailNext(method, 1, codes.PermissionDenied)
 			u, clk := updater(t, e.client)
@@ -292,6 +302,7 @@ func TestPermanentErrors(t *testing.T) {
 // TestMutationError: a mutation's error fails the Update, is wrapped
 // (errors.Is), and nothing is written.
 func TestMutationError(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	u, _ := updater(t, e.client)
 	boom := errors.New("boom")
@@ -315,6 +326,7 @@ func TestMutationError(t *testing.T) {
 
 // TestMutationPanic: a mutation's panic reaches its own caller.
 func TestMutationPanic(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	u, _ := updater(t, e.client)
 	defer func() {
@@ -332,6 +344,7 @@ func TestMutationPanic(t *testing.T) {
 // TestFailedPrecondition: FAILED_PRECONDITION on the write is a conflict
 // only when a fresh read shows the etag moved.
 func TestFailedPrecondition(t *testing.T) {
+	t.Parallel()
 	t.Run("etag moved: rerun", func(t *testing.T) {
 		e := newEnv(t)
 		h := &hookClient{Client: e.client}
@@ -339,7 +352,7 @@ func TestFailedPrecondition(t *testing.T) {
 			if n == 1 {
 				e.srv.SeedPolicy(res, &iampb.Policy{Bindings: []*iampb.Binding{
 					{Role: "roles/editor", Members: []string{"user:other@example.com"}}}})
-				e.srv.FailNext(fakeiam.MethodSetIamPolicy, 1, codes.FailedPrecondition)
+				e.srv.FailNext(iamtest.MethodSetIamPolicy, 1, codes.FailedPrecondition)
 			}
 			return nil
 		}
@@ -358,7 +371,7 @@ func TestFailedPrecondition(t *testing.T) {
 	})
 	t.Run("etag unchanged: returned", func(t *testing.T) {
 		e := newEnv(t)
-		e.srv.FailNext(fakeiam.MethodSetIamPolicy, 1, codes.FailedPrecondition)
+		e.srv.FailNext(iamtest.MethodSetIamPolicy, 1, codes.FailedPrecondition)
 		u, clk := updater(t, e.client)
 		_, err := u.Update(context.Background(), res, policy.AddBinding("roles/viewer", "user:a@example.com"))
 		if status.Code(err) != codes.FailedPrecondition || !strings.Contains(err.Error(), res) {
@@ -374,6 +387,7 @@ func TestFailedPrecondition(t *testing.T) {
 // anything is written; one that stays within, or shrinks an oversized
 // policy, goes through.
 func TestPrincipalLimit(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	many := func(n int) []string {
 		m := make([]string, n)
@@ -399,11 +413,12 @@ func TestPrincipalLimit(t *testing.T) {
 	if _, err := u.Update(ctx, res, policy.AddBinding("roles/browser", "user:x@example.com")); err != nil {
 		t.Fatalf("the 1500th entry: %v", err)
 	}
-	// A policy already past the limit (seeded behind IAM's back): a change
-	// that shrinks it is not refused here; the server has the last word.
-	e.srv.SeedPolicy(res, &iampb.Policy{Bindings: []*iampb.Binding{{Role: "roles/viewer", Members: many(1600)}}})
+	// A policy already past the limit (read so, as if IAM held one): a
+	// change that shrinks it is not refused here; the server has the last
+	// word.
+	over, _ := updater(t, &oversizedClient{Client: e.client, members: many(1600)})
 	before := e.sets()
-	_, err = u.Update(ctx, res, policy.RemoveMember("user:u0@example.com"))
+	_, err = over.Update(ctx, res, policy.RemoveMember("user:u0@example.com"))
 	if errors.Is(err, policy.ErrTooManyPrincipals) || e.sets() != before+1 {
 		t.Fatalf("shrinking was refused before the write: %v", err)
 	}
@@ -412,6 +427,7 @@ func TestPrincipalLimit(t *testing.T) {
 // TestMemberCanonicalisationAgainstServer: a member already granted under
 // another spelling is not granted again, and is removed under any spelling.
 func TestMemberCanonicalisationAgainstServer(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.srv.SeedPolicy(res, &iampb.Policy{Bindings: []*iampb.Binding{
 		{Role: "roles/viewer", Members: []string{"user:Alice@Example.com", "deleted:user:bob@example.com?uid=123"}}}})
@@ -431,6 +447,7 @@ func TestMemberCanonicalisationAgainstServer(t *testing.T) {
 // TestContextCancelledDuringRMW: a lone caller's context ending mid-flight
 // ends its Update at once with the context's error and code.
 func TestContextCancelledDuringRMW(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	h := &hookClient{Client: e.client}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -468,6 +485,7 @@ func (c noEtag) GetIamPolicy(ctx context.Context, req *iampb.GetIamPolicyRequest
 // TestNoBlindOverwrite: a policy read without an etag is never written
 // back (that would be a blind overwrite).
 func TestNoBlindOverwrite(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	u, _ := updater(t, noEtag{e.client})
 	_, err := u.Update(context.Background(), res, policy.AddBinding("roles/viewer", "user:a@example.com"))
@@ -477,4 +495,20 @@ func TestNoBlindOverwrite(t *testing.T) {
 	if e.sets() != 0 {
 		t.Fatalf("%d writes", e.sets())
 	}
+}
+
+// oversizedClient reads every policy with one roles/viewer binding of
+// members in place of the stored bindings (the etag is the server's).
+type oversizedClient struct {
+	policy.Client
+	members []string
+}
+
+func (c *oversizedClient) GetIamPolicy(ctx context.Context, req *iampb.GetIamPolicyRequest, opts ...gax.CallOption) (*iampb.Policy, error) {
+	p, err := c.Client.GetIamPolicy(ctx, req, opts...)
+	if err != nil {
+		return nil, err
+	}
+	p.Bindings = []*iampb.Binding{{Role: "roles/viewer", Members: c.members}}
+	return p, nil
 }

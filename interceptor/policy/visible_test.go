@@ -12,9 +12,9 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/iamretry/iamretry/iamtest"
 	"github.com/iamretry/iamretry/interceptor"
 	"github.com/iamretry/iamretry/interceptor/policy"
-	"github.com/iamretry/iamretry/internal/fakeiam"
 	"github.com/iamretry/iamretry/internal/vclock"
 )
 
@@ -116,6 +116,7 @@ func (c *landingClient) SetIamPolicy(ctx context.Context, req *iampb.SetIamPolic
 // batch's write is refused; the second caller's change lands at once, and
 // only the first waits, until the account is visible (10 s).
 func TestBatchSplitGrantToNewAccount(t *testing.T) {
+	t.Parallel()
 	x := newNewAccountBatch(t, interceptor.WithRetryNotFound())
 	newcomer := x.queue(t, policy.AddBinding("roles/viewer", x.member))
 	visible := x.queue(t, policy.AddBinding("roles/viewer", "user:b@example.com"))
@@ -151,6 +152,7 @@ func TestBatchSplitGrantToNewAccount(t *testing.T) {
 // Without the opt-in, the split gives the new account's caller the server's
 // refusal at once, naming the option, and the visible member still lands.
 func TestBatchSplitGrantToNewAccountWithoutOptIn(t *testing.T) {
+	t.Parallel()
 	x := newNewAccountBatch(t)
 	newcomer := x.queue(t, policy.AddBinding("roles/viewer", x.member))
 	visible := x.queue(t, policy.AddBinding("roles/viewer", "user:b@example.com"))
@@ -172,10 +174,11 @@ func TestBatchSplitGrantToNewAccountWithoutOptIn(t *testing.T) {
 // opt-in and the ErrorInfo (IAM_PERMISSION_DENIED) that
 // interceptor.WaitVisible retries before its first good read.
 func TestPermissionDeniedNotRetriedByTheUpdater(t *testing.T) {
-	for _, method := range []string{fakeiam.MethodGetIamPolicy, fakeiam.MethodSetIamPolicy} {
-		t.Run(method[strings.LastIndex(method, "/")+1:], func(t *testing.T) {
+	t.Parallel()
+	for _, method := range []iamtest.Method{iamtest.MethodGetIamPolicy, iamtest.MethodSetIamPolicy} {
+		t.Run(string(method)[strings.LastIndex(string(method), "/")+1:], func(t *testing.T) {
 			e := newEnv(t)
-			e.srv.FailNextWith(method, 1, fakeiam.PermissionDeniedError("resourcemanager.projects.setIamPolicy", res))
+			e.srv.FailNextWith(method, 1, iamtest.PermissionDeniedError("resourcemanager.projects.setIamPolicy", res))
 			u, clk := updater(t, e.client, interceptor.WithRetryNotFound())
 			_, err := u.Update(context.Background(), res, policy.AddBinding("roles/viewer", "user:a@example.com"))
 			if status.Code(err) != codes.PermissionDenied {

@@ -78,7 +78,7 @@ func (a *adminService) CreateServiceAccount(_ context.Context, req *adminpb.Crea
 
 // GetServiceAccount answers an account by email, unique ID or full name
 // (project "-" allowed); a just-created account answers the propagation
-// codes (see WithPropagationCodes) while it propagates.
+// codes (see withPropagationCodes) while it propagates.
 func (a *adminService) GetServiceAccount(_ context.Context, req *adminpb.GetServiceAccountRequest) (*adminpb.ServiceAccount, error) {
 	now := a.s.now()
 	delay, _ := a.s.propagation()
@@ -199,16 +199,16 @@ func (st *state) markDeletedLocked(member, deleted string, now time.Time) {
 // keyValidBefore is the valid_before_time of minted keys: IAM's "never".
 var keyValidBefore = time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC)
 
-// MaxUserManagedKeys is the most user-managed keys a service account may
+// maxUserManagedKeys is the most user-managed keys a service account may
 // have: https://cloud.google.com/iam/quotas ("Service account keys per
 // service account: 10"). One more answers FAILED_PRECONDITION "Precondition
 // check failed.", as IAM does.
-const MaxUserManagedKeys = 10
+const maxUserManagedKeys = 10
 
 // CreateServiceAccountKey mints a new key on every call: a credentials file
 // (JSON, the default type) or a PKCS#12 archive (TYPE_PKCS12_FILE), neither
 // holding a usable private key. It answers FAILED_PRECONDITION past
-// MaxUserManagedKeys and while SetKeyCreationDisabled is on.
+// maxUserManagedKeys and while SetKeyCreationDisabled is on.
 func (a *adminService) CreateServiceAccountKey(_ context.Context, req *adminpb.CreateServiceAccountKeyRequest) (*adminpb.ServiceAccountKey, error) {
 	now := a.s.now()
 	disabled := a.s.fid().keysDisabled
@@ -234,7 +234,7 @@ func (a *adminService) CreateServiceAccountKey(_ context.Context, req *adminpb.C
 	if disabled {
 		return nil, keyCreationDisabled(acc.sa.Name)
 	}
-	if len(acc.keys) >= MaxUserManagedKeys {
+	if len(acc.keys) >= maxUserManagedKeys {
 		return nil, status.Error(codes.FailedPrecondition, "Precondition check failed.")
 	}
 	st.keySeq++

@@ -21,6 +21,7 @@ func createSA(t *testing.T, f *fixture, project, id string) *adminpb.ServiceAcco
 }
 
 func TestServiceAccountLifecycle(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t)
 	sa := createSA(t, f, "p1", "robot-one")
@@ -72,7 +73,7 @@ func TestServiceAccountLifecycle(t *testing.T) {
 	wantCode(t, err, codes.NotFound, "")
 	_, err = f.admin.DeleteServiceAccount(ctx, &adminpb.DeleteServiceAccountRequest{Name: sa.Name})
 	wantCode(t, err, codes.NotFound, "")
-	if !bytes.Equal(f.srv.Policy(sa.Name).Etag, EmptyPolicyEtag) {
+	if !bytes.Equal(f.srv.Policy(sa.Name).Etag, emptyPolicyEtag) {
 		t.Fatal("deleting an account kept its policy")
 	}
 	if f.srv.ServiceAccount(sa.Email) != nil || f.srv.ServiceAccount(other.Email) == nil {
@@ -81,6 +82,7 @@ func TestServiceAccountLifecycle(t *testing.T) {
 }
 
 func TestListServiceAccountsPaged(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t)
 	for i := range 5 {
@@ -110,6 +112,7 @@ func TestListServiceAccountsPaged(t *testing.T) {
 }
 
 func TestCreateServiceAccountKeyMintsEveryCall(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t)
 	sa := createSA(t, f, "p", "keyed-robot")
@@ -129,6 +132,7 @@ func TestCreateServiceAccountKeyMintsEveryCall(t *testing.T) {
 }
 
 func TestRoles_GetAndList(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t)
 	want := []string{"roles/editor", "roles/iam.serviceAccountTokenCreator", "roles/iam.serviceAccountUser", "roles/owner", "roles/viewer"}
@@ -166,6 +170,7 @@ func TestRoles_GetAndList(t *testing.T) {
 }
 
 func TestAdminUnimplemented(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t)
 	_, err := f.admin.SignBlob(ctx, &adminpb.SignBlobRequest{Name: "x"})

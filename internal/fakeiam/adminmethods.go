@@ -29,7 +29,7 @@ const (
 // and 501 over REST; LintPolicy lints a condition's CEL and answers
 // UNIMPLEMENTED for anything else.
 const (
-	MethodSignBlob               = "/google.iam.admin.v1.IAM/SignBlob"
+	methodSignBlob               = "/google.iam.admin.v1.IAM/SignBlob"
 	MethodSignJwt                = "/google.iam.admin.v1.IAM/SignJwt"
 	MethodLintPolicy             = "/google.iam.admin.v1.IAM/LintPolicy"
 	MethodQueryAuditableServices = "/google.iam.admin.v1.IAM/QueryAuditableServices"

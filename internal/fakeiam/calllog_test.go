@@ -11,6 +11,7 @@ import (
 )
 
 func TestCallLog(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	t0 := f.clock.Now()
 	f.get(t)

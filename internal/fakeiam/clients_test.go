@@ -19,6 +19,7 @@ import (
 // TestRealClients points the three GAPIC clients at the fake through
 // ClientOptions, plus a caller's own interceptor, and calls through them.
 func TestRealClients(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	srv := New()
 	defer srv.Close()
@@ -98,6 +99,7 @@ func TestRealClients(t *testing.T) {
 // admin client retries UNAVAILABLE by itself unless its CallOptions are
 // emptied, after which the fake sees exactly one call.
 func TestGAPICRetriesCanBeTurnedOff(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	srv := Start(t)
 	ac, err := admin.NewIamClient(ctx, srv.ClientOptions()...)

@@ -58,6 +58,7 @@ func addMember(ctx context.Context, c iampb.IAMPolicyClient, res, member string)
 // faults on, while other goroutines create accounts, change fault settings
 // and read the log. Run with -race.
 func TestConcurrentReadModifyWrite(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t, WithSeed(3))
 	f.srv.SetFailureRate(AnyMethod, 0.1, codes.Unavailable)

@@ -222,7 +222,7 @@ func (st *state) getCustomRoleLocked(name string) (*customRole, error) {
 // UpdateRole changes the fields of a custom role that update_mask names
 // (title, description, included_permissions, stage; all of them when the
 // mask is empty). A role.etag that is not the current one answers ABORTED,
-// with ConcurrentChangeMessage (or the code of SetStaleEtagCode); an empty
+// with concurrentChangeMessage (or the code of SetStaleEtagCode); an empty
 // etag writes blind.
 func (a *adminService) UpdateRole(_ context.Context, req *adminpb.UpdateRoleRequest) (*adminpb.Role, error) {
 	name := req.GetName()
@@ -261,7 +261,7 @@ func (a *adminService) UpdateRole(_ context.Context, req *adminpb.UpdateRoleRequ
 		return nil, err
 	}
 	if len(in.GetEtag()) > 0 && !bytes.Equal(in.GetEtag(), cr.role.Etag) {
-		return nil, status.Error(staleCode, ConcurrentChangeMessage)
+		return nil, status.Error(staleCode, concurrentChangeMessage)
 	}
 	if !cr.deletedAt.IsZero() {
 		return nil, status.Errorf(codes.FailedPrecondition, "You can't update role_id (%s) as it is deleted.", name)
@@ -320,7 +320,7 @@ func (a *adminService) DeleteRole(_ context.Context, req *adminpb.DeleteRoleRequ
 		return nil, err
 	}
 	if len(req.GetEtag()) > 0 && !bytes.Equal(req.GetEtag(), cr.role.Etag) {
-		return nil, status.Error(staleCode, ConcurrentChangeMessage)
+		return nil, status.Error(staleCode, concurrentChangeMessage)
 	}
 	if !cr.deletedAt.IsZero() {
 		return nil, status.Errorf(codes.FailedPrecondition, "You can't delete role_id (%s) as it is already deleted.", name)
@@ -353,7 +353,7 @@ func (a *adminService) UndeleteRole(_ context.Context, req *adminpb.UndeleteRole
 		return nil, err
 	}
 	if len(req.GetEtag()) > 0 && !bytes.Equal(req.GetEtag(), cr.role.Etag) {
-		return nil, status.Error(staleCode, ConcurrentChangeMessage)
+		return nil, status.Error(staleCode, concurrentChangeMessage)
 	}
 	if cr.deletedAt.IsZero() {
 		return nil, status.Errorf(codes.FailedPrecondition, "You can't undelete role_id (%s) as it is not deleted.", name)

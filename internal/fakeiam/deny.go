@@ -50,7 +50,7 @@ const (
 // FAILED_PRECONDITION past the policy count and INVALID_ARGUMENT past the
 // rule count, with messages of its own.
 const (
-	MaxDenyPoliciesPerAttachmentPoint = 500
+	maxDenyPoliciesPerAttachmentPoint = 500
 	MaxDenyRulesPerAttachmentPoint    = 500
 )
 
@@ -102,7 +102,7 @@ func (s *Server) SetDenyOperationDelay(d time.Duration) {
 
 // SetDenyStaleEtagInOperation chooses where a stale etag of UpdatePolicy or
 // DeletePolicy is answered. Off (the default), the call fails ABORTED (or
-// the code of WithStaleEtagCode), as google/iam/v2/policy.proto says ("the
+// the code of withStaleEtagCode), as google/iam/v2/policy.proto says ("the
 // request fails with a `409` error code and `ABORTED` status"). On, the call
 // succeeds and returns an operation that completes with that error, which
 // policy.proto does not rule out. Either way the etag is checked again when
@@ -380,7 +380,7 @@ func (s *Server) applyLocked(op *denyOp) (*iamv2pb.Policy, error) {
 			return nil, status.Errorf(codes.NotFound, "policy %s not found", op.target)
 		}
 		if op.etag != "" && op.etag != cur.GetEtag() {
-			return nil, status.Error(s.staleEtagCode(), ConcurrentChangeMessage)
+			return nil, status.Error(s.staleEtagCode(), concurrentChangeMessage)
 		}
 		if err := ds.limitsLocked(op.target, len(op.policy.GetRules())); err != nil {
 			return nil, err
@@ -397,7 +397,7 @@ func (s *Server) applyLocked(op *denyOp) (*iamv2pb.Policy, error) {
 			return nil, status.Errorf(codes.NotFound, "policy %s not found", op.target)
 		}
 		if op.etag != "" && op.etag != cur.GetEtag() {
-			return nil, status.Error(s.staleEtagCode(), ConcurrentChangeMessage)
+			return nil, status.Error(s.staleEtagCode(), concurrentChangeMessage)
 		}
 		delete(ds.policies, op.target)
 		gone := proto.Clone(cur).(*iamv2pb.Policy)
@@ -451,9 +451,9 @@ func (ds *denyState) limitsLocked(target string, rules int) error {
 			total += len(p.GetRules())
 		}
 	}
-	if policies > MaxDenyPoliciesPerAttachmentPoint {
+	if policies > maxDenyPoliciesPerAttachmentPoint {
 		return status.Errorf(codes.FailedPrecondition,
-			"fakeiam: the attachment point of %s would have %d deny policies: each resource can have up to %d", target, policies, MaxDenyPoliciesPerAttachmentPoint)
+			"fakeiam: the attachment point of %s would have %d deny policies: each resource can have up to %d", target, policies, maxDenyPoliciesPerAttachmentPoint)
 	}
 	if total > MaxDenyRulesPerAttachmentPoint {
 		return status.Errorf(codes.InvalidArgument,
@@ -621,7 +621,7 @@ func (s *Server) guardedWrite(method, canon, name, etag string, p *iamv2pb.Polic
 		return nil, status.Errorf(codes.NotFound, "policy %s not found", name)
 	}
 	if etag != "" && etag != cur.GetEtag() && !ds.staleInOp {
-		return nil, status.Error(s.staleEtagCode(), ConcurrentChangeMessage)
+		return nil, status.Error(s.staleEtagCode(), concurrentChangeMessage)
 	}
 	if method == MethodUpdatePolicy {
 		if err := ds.limitsLocked(canon, len(p.GetRules())); err != nil {

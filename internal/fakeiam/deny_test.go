@@ -13,6 +13,7 @@ import (
 // several segments: "The server side does the reverse decoding, except
 // "%2F" and "%2f" are left unchanged."
 func TestDenyPathDecoding(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"/v2/policies/cloudresourcemanager.googleapis.com%252Fprojects%252Fp/denypolicies/x": "policies/cloudresourcemanager.googleapis.com%2Fprojects%2Fp/denypolicies/x",
 		"/v2/policies/cloudresourcemanager.googleapis.com%2Fprojects%2Fp/denypolicies/x":     "policies/cloudresourcemanager.googleapis.com%2Fprojects%2Fp/denypolicies/x",
@@ -34,6 +35,7 @@ func TestDenyPathDecoding(t *testing.T) {
 // TestDenyNames: canonical names keep %2F, name a registered project by
 // number, and refuse other attachment points and kinds.
 func TestDenyNames(t *testing.T) {
+	t.Parallel()
 	s := New()
 	defer s.Close()
 	s.RegisterProject("my-project", 42)
@@ -63,11 +65,12 @@ func TestDenyNames(t *testing.T) {
 // TestDenyEtagsMove: every write mints an etag never seen before, in IAM's
 // base64 "BwX..." shape.
 func TestDenyEtagsMove(t *testing.T) {
+	t.Parallel()
 	s := New()
 	defer s.Close()
 	name := "policies/cloudresourcemanager.googleapis.com%2Fprojects%2Fmy-project/denypolicies/p-1"
 	rule := &iamv2pb.PolicyRule{Kind: &iamv2pb.PolicyRule_DenyRule{DenyRule: &iamv2pb.DenyRule{
-		DeniedPrincipals: []string{PublicAllPrincipal}, DeniedPermissions: []string{"iam.googleapis.com/roles.list"}}}}
+		DeniedPrincipals: []string{publicAllPrincipal}, DeniedPermissions: []string{"iam.googleapis.com/roles.list"}}}}
 	seen := map[string]bool{}
 	for range 5 {
 		p, err := s.SeedDenyPolicy(name, &iamv2pb.Policy{Rules: []*iamv2pb.PolicyRule{rule}})

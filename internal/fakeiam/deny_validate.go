@@ -10,10 +10,10 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-// PublicAllPrincipal is the deny-policy identifier of "any principal that is
+// publicAllPrincipal is the deny-policy identifier of "any principal that is
 // on the internet" (google/iam/v2/deny.proto). A rule may deny it, never
 // except it.
-const PublicAllPrincipal = "principalSet://goog/public:all"
+const publicAllPrincipal = "principalSet://goog/public:all"
 
 // denyPrincipalForms are the identifiers a deny rule accepts, one regular
 // expression each: those listed in the comment of DenyRule.denied_principals
@@ -112,8 +112,8 @@ func validateDenyPolicy(p *iamv2pb.Policy) error {
 			}
 		}
 		for _, pr := range d.GetExceptionPrincipals() {
-			if pr == PublicAllPrincipal {
-				return status.Errorf(codes.InvalidArgument, "invalid rules[%d].deny_rule.exception_principals value %q: %s cannot be an exception", i, pr, PublicAllPrincipal)
+			if pr == publicAllPrincipal {
+				return status.Errorf(codes.InvalidArgument, "invalid rules[%d].deny_rule.exception_principals value %q: %s cannot be an exception", i, pr, publicAllPrincipal)
 			}
 			if !validDenyPrincipal(pr) {
 				return status.Errorf(codes.InvalidArgument, "invalid rules[%d].deny_rule.exception_principals value %q%s", i, pr, principalHint(pr))

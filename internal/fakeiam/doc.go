@@ -29,14 +29,14 @@
 // # IAM's semantics
 //
 // A resource never written has an empty policy, version 0, etag
-// EmptyPolicyEtag. Every successful write mints a new opaque etag.
+// emptyPolicyEtag. Every successful write mints a new opaque etag.
 // SetIamPolicy with a non-empty etag that is not the current one fails
-// ABORTED with ConcurrentChangeMessage; without an etag it overwrites blindly.
+// ABORTED with concurrentChangeMessage; without an etag it overwrites blindly.
 // The update_mask is honoured (bindings, etag, audit_configs; empty means
 // bindings and etag, as IAM does); the etag is checked only when the mask
 // holds "etag". Members and roles are validated, bindings without members are
 // dropped, duplicate members and bindings with the same role and condition
-// are merged, and more than MaxPrincipals member entries are refused, each
+// are merged, and more than maxPrincipals member entries are refused, each
 // with INVALID_ARGUMENT and a message naming the bad value. A policy is stored
 // and answered with the lowest version that represents it: 3 if a binding has
 // a condition, else 1. Writing a condition needs version 3; reading a
@@ -46,8 +46,8 @@
 // version below the stored one is refused the same way. Members are stored
 // and compared as IAM does (email values in lower case). Projects refuse
 // allUsers, allAuthenticatedUsers and uninvited user owners. IAM's limits
-// (MaxPrincipals, MaxGroups, MaxConditionalBindingsPerRoleAndPrincipal,
-// MaxUserManagedKeys) are enforced with IAM's messages where known.
+// (maxPrincipals, maxGroups, maxConditionalBindingsPerRoleAndPrincipal,
+// maxUserManagedKeys) are enforced with IAM's messages where known.
 // TestIamPermissions grants every well-formed permission unless
 // SetCallerPermissions says otherwise, and answers the empty set for a
 // resource that does not exist. Custom roles have etags of their own
@@ -63,8 +63,8 @@
 // its doc comment, where the real behaviour is documented.
 //
 // Service accounts can be made eventually consistent: with
-// WithPropagationDelay or WithPropagationReads a new account answers
-// NOT_FOUND (or PERMISSION_DENIED: WithPropagationCodes) to GetServiceAccount,
+// withPropagationDelay or WithPropagationReads a new account answers
+// NOT_FOUND (or PERMISSION_DENIED: withPropagationCodes) to GetServiceAccount,
 // NOT_FOUND to the admin service's policy methods, and a grant naming it
 // INVALID_ARGUMENT, for a while, as IAM's do.
 //
@@ -79,8 +79,8 @@
 // commits, and then answer UNAVAILABLE. ConcurrentWriteNext lets another
 // writer move a policy's etag just before a SetIamPolicy, so that the fake's
 // own logic answers the stale etag (ABORTED, or the code of
-// WithStaleEtagCode) and a rerun reads a new etag. SetRetryInfo adds a google.rpc.RetryInfo
-// detail to injected errors, whose messages start with InjectedPrefix (or
+// withStaleEtagCode) and a rerun reads a new etag. SetRetryInfo adds a google.rpc.RetryInfo
+// detail to injected errors, whose messages start with injectedPrefix (or
 // read like IAM's: SetIAMMessages); PERMISSION_DENIED and RESOURCE_EXHAUSTED
 // carry IAM's ErrorInfo. FailNextWith injects a ready-made error, such as
 // QuotaExceededError or PermissionDeniedError.

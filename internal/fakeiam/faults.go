@@ -12,9 +12,9 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 )
 
-// InjectedPrefix starts the message of every error the fault layer injects,
+// injectedPrefix starts the message of every error the fault layer injects,
 // so a test can tell an injected failure from one the fake's logic answered.
-const InjectedPrefix = "fakeiam: injected "
+const injectedPrefix = "fakeiam: injected "
 
 // faults holds the fault-injection settings and the seeded random source.
 // One mutex guards them, so concurrent calls consume scripts and random
@@ -153,7 +153,7 @@ func (s *Server) SetFailureRate(method string, rate float64, failCodes ...codes.
 // LoseNextAnswers makes the next n successful calls of method run (and so
 // commit) and then answer UNAVAILABLE, as when a reply is lost on the way
 // back. For AnyMethod it counts successful calls of write methods (see
-// IsWrite) only. A script for a named method is used before one for
+// isWrite) only. A script for a named method is used before one for
 // AnyMethod. n <= 0 does nothing.
 func (s *Server) LoseNextAnswers(method string, n int) {
 	if n <= 0 {
@@ -167,7 +167,7 @@ func (s *Server) LoseNextAnswers(method string, n int) {
 
 // SetLostAnswerRate makes each successful call of method commit and then
 // answer UNAVAILABLE with probability rate (seeded random source). For
-// AnyMethod it applies to write methods (see IsWrite) only; a named method's
+// AnyMethod it applies to write methods (see isWrite) only; a named method's
 // rate replaces it. Rate 0 removes the setting. It panics if rate is outside
 // [0, 1].
 func (s *Server) SetLostAnswerRate(method string, rate float64) {
@@ -257,7 +257,7 @@ func (s *Server) SetRetryInfo(d time.Duration) {
 // SetIamPolicy calls of method (any of the SetIamPolicy Method* constants, or
 // AnyMethod for all of them): the resource's policy is rewritten unchanged,
 // so its etag moves, and a write carrying the etag it read is answered by the
-// fake's own logic as IAM would, ABORTED (see WithStaleEtagCode). Unlike
+// fake's own logic as IAM would, ABORTED (see withStaleEtagCode). Unlike
 // FailNext, a rerun of the read-modify-write then reads a new etag. Calls of
 // other methods leave the count alone. n <= 0 does nothing.
 func (s *Server) ConcurrentWriteNext(method string, n int) {
@@ -335,7 +335,7 @@ func (f *faults) decide(method string, now time.Time) (codes.Code, error, bool) 
 func (f *faults) loseAnswer(method string) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	write := IsWrite(method)
+	write := isWrite(method)
 	if f.lostScripts[method] > 0 {
 		f.lostScripts[method]--
 		return true
@@ -366,7 +366,7 @@ func (f *faults) interleaveWrite(method string) bool {
 }
 
 // injectedError builds the status error of an injected fault: ready when a
-// script gave one, else with msg (prefixed by InjectedPrefix) or, when
+// script gave one, else with msg (prefixed by injectedPrefix) or, when
 // iamMessages is on, IAM's message for code, and the details IAM attaches
 // to code. A RetryInfo is added when SetRetryInfo is set.
 func (f *faults) injectedError(code codes.Code, ready error, method, resource, msg string, iamMessages bool) error {
@@ -380,7 +380,7 @@ func (f *faults) injectedError(code codes.Code, ready error, method, resource, m
 	case iamMessages:
 		st = withDetails(status.New(code, iamMessage(code)), injectedDetails(code, method, resource)...)
 	default:
-		st = withDetails(status.New(code, InjectedPrefix+msg), injectedDetails(code, method, resource)...)
+		st = withDetails(status.New(code, injectedPrefix+msg), injectedDetails(code, method, resource)...)
 	}
 	if delay > 0 {
 		st = withDetails(st, &errdetails.RetryInfo{RetryDelay: durationpb.New(delay)})

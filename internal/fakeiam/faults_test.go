@@ -23,6 +23,7 @@ func (f *fixture) get(t *testing.T) codes.Code {
 }
 
 func TestFailNextScripts(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.srv.FailNext(MethodGetIamPolicy, 2, codes.Unavailable)
 	f.srv.FailNext(MethodGetIamPolicy, 1, codes.Internal)
@@ -50,7 +51,7 @@ func TestFailNextScripts(t *testing.T) {
 	// Injected errors say so, and are logged as injected.
 	f.srv.FailNext(MethodGetIamPolicy, 1, codes.Unavailable)
 	_, err = f.policy.GetIamPolicy(context.Background(), &iampb.GetIamPolicyRequest{Resource: "projects/f"})
-	if msg := status.Convert(err).Message(); !strings.HasPrefix(msg, InjectedPrefix) {
+	if msg := status.Convert(err).Message(); !strings.HasPrefix(msg, injectedPrefix) {
 		t.Fatalf("message %q", msg)
 	}
 	calls := f.srv.Calls()
@@ -68,6 +69,7 @@ func TestFailNextScripts(t *testing.T) {
 }
 
 func TestFailureRateDeterministicUnderSeed(t *testing.T) {
+	t.Parallel()
 	run := func(seed int64) []codes.Code {
 		f := newFixture(t, WithSeed(seed))
 		f.srv.SetFailureRate(MethodGetIamPolicy, 0.3, codes.Unavailable, codes.Internal)
@@ -113,6 +115,7 @@ func TestFailureRateDeterministicUnderSeed(t *testing.T) {
 }
 
 func TestLostAnswerCommits(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t)
 	f.srv.LoseNextAnswers(MethodSetIamPolicy, 1)
@@ -161,6 +164,7 @@ func TestLostAnswerCommits(t *testing.T) {
 }
 
 func TestLatencyThroughInjectedSleep(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var slept []time.Duration
 	sleep := func(ctx context.Context, d time.Duration) error {
@@ -182,7 +186,7 @@ func TestLatencyThroughInjectedSleep(t *testing.T) {
 
 	// A call whose context ends during the wait answers the context's code.
 	entered := make(chan struct{})
-	f.srv.SetSleep(func(ctx context.Context, d time.Duration) error {
+	f.srv.setSleep(func(ctx context.Context, d time.Duration) error {
 		close(entered)
 		<-ctx.Done()
 		return ctx.Err()
@@ -201,6 +205,7 @@ func TestLatencyThroughInjectedSleep(t *testing.T) {
 }
 
 func TestOutageWindow(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	start := f.clock.Now()
 	f.srv.SetOutage(start.Add(10*time.Second), start.Add(20*time.Second), codes.Unavailable)
@@ -231,6 +236,7 @@ func TestOutageWindow(t *testing.T) {
 }
 
 func TestRetryInfoDetail(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.srv.SetRetryInfo(1500 * time.Millisecond)
 	f.srv.FailNext(MethodGetIamPolicy, 1, codes.Unavailable)
@@ -253,6 +259,7 @@ func TestRetryInfoDetail(t *testing.T) {
 }
 
 func TestResetFaultsAndPanics(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.srv.FailNext(AnyMethod, 5, codes.Internal)
 	f.srv.SetFailureRate(AnyMethod, 1)
@@ -282,13 +289,14 @@ func TestResetFaultsAndPanics(t *testing.T) {
 }
 
 func TestIsWrite(t *testing.T) {
+	t.Parallel()
 	for m, want := range map[string]bool{
 		MethodGetIamPolicy: false, MethodTestIamPermissions: false, MethodListRoles: false,
 		MethodSetIamPolicy: true, MethodCreateServiceAccount: true, MethodDeleteServiceAccount: true,
 		MethodCreateServiceAccountKey: true, MethodProjectsSetIamPolicy: true, "/google.iam.admin.v1.IAM/LintPolicy": false,
 	} {
-		if IsWrite(m) != want {
-			t.Errorf("IsWrite(%s) = %v", m, !want)
+		if isWrite(m) != want {
+			t.Errorf("isWrite(%s) = %v", m, !want)
 		}
 	}
 }
@@ -309,6 +317,7 @@ func waitFor(t *testing.T, cond func() bool) {
 // TestMethodOutageAnswersBeforeLatency pins SetMethodOutage: the named method
 // fails at once (no latency), others still answer, and clearing it ends it.
 func TestMethodOutageAnswersBeforeLatency(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.srv.SetLatency(AnyMethod, time.Hour)
 	f.srv.SetMethodOutage(MethodGetIamPolicy, codes.Unavailable)

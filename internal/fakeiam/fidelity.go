@@ -54,8 +54,8 @@ func checkPropagationCodes(cs []codes.Code) []codes.Code {
 	return append([]codes.Code(nil), cs...)
 }
 
-// WithPropagationCodes sets the codes that GetServiceAccount answers while a
-// new account is hidden (see WithPropagationDelay): the first hidden read of
+// withPropagationCodes sets the codes that GetServiceAccount answers while a
+// new account is hidden (see withPropagationDelay): the first hidden read of
 // an account answers cs[0], the second cs[1], and so on, the last code
 // repeating. IAM answers NOT_FOUND, or PERMISSION_DENIED ("Permission
 // iam.serviceAccounts.get is required ...", with a google.rpc.ErrorInfo of
@@ -65,29 +65,29 @@ func checkPropagationCodes(cs []codes.Code) []codes.Code {
 // these codes; the account's own policy methods answer NOT_FOUND. It panics
 // on a code other than NOT_FOUND and PERMISSION_DENIED; no code restores the
 // default.
-func WithPropagationCodes(cs ...codes.Code) Option {
+func withPropagationCodes(cs ...codes.Code) Option {
 	cs = checkPropagationCodes(cs)
 	return func(c *config) { c.fid.propCodes = cs }
 }
 
 // SetPropagationCodes changes the codes of hidden GetServiceAccount reads (see
-// WithPropagationCodes), for every account from the next read on.
+// withPropagationCodes), for every account from the next read on.
 func (s *Server) SetPropagationCodes(cs ...codes.Code) {
 	cs = checkPropagationCodes(cs)
 	s.setFid(func(f *fidelity) { f.propCodes = cs })
 }
 
-// WithStaleReads makes GetIamPolicy answer, for d on the fake's clock after a
+// withStaleReads makes GetIamPolicy answer, for d on the fake's clock after a
 // write, the policy and etag the resource held before that write, as an
 // eventually consistent read may (https://cloud.google.com/iam/docs/overview#consistency
 // says changes take time to propagate; how reads behave meanwhile is
 // undocumented). A write carrying the stale etag is then refused as a
 // concurrent change. Zero, the default, turns it off.
-func WithStaleReads(d time.Duration) Option {
+func withStaleReads(d time.Duration) Option {
 	return func(c *config) { c.fid.staleReads = max(d, 0) }
 }
 
-// SetStaleReads changes the stale-read window (see WithStaleReads); it applies
+// SetStaleReads changes the stale-read window (see withStaleReads); it applies
 // at once, to writes already made too.
 func (s *Server) SetStaleReads(d time.Duration) {
 	s.setFid(func(f *fidelity) { f.staleReads = max(d, 0) })
@@ -124,7 +124,7 @@ func (s *Server) SetConditionalRead(mode ConditionalRead) {
 // holds no such account, with INVALID_ARGUMENT "Service account EMAIL does
 // not exist.", as IAM does. Off by default, since a test may name accounts of
 // projects it never created; accounts the fake created and still hides (see
-// WithPropagationDelay) are refused whatever this setting.
+// withPropagationDelay) are refused whatever this setting.
 func (s *Server) SetRefuseUnknownServiceAccounts(on bool) {
 	s.setFid(func(f *fidelity) { f.refuseUnknownSA = on })
 }
@@ -142,7 +142,7 @@ func (s *Server) SetKeyCreationDisabled(on bool) {
 // SetIAMMessages makes injected errors whose code alone was given (FailNext,
 // SetFailureRate, SetOutage, lost answers) carry the message IAM sends with
 // that code ("The service is currently unavailable.", ...) instead of one
-// starting with InjectedPrefix. The call log's Injected field tells injected
+// starting with injectedPrefix. The call log's Injected field tells injected
 // errors apart either way. Off by default.
 func (s *Server) SetIAMMessages(on bool) {
 	s.setFid(func(f *fidelity) { f.iamMessages = on })

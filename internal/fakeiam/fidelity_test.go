@@ -85,7 +85,8 @@ func errorInfo(err error) string {
 }
 
 func TestHiddenAccountAnswersPropagationCodes(t *testing.T) {
-	c := newClients(t, WithPropagationReads(3), WithPropagationCodes(codes.NotFound, codes.PermissionDenied))
+	t.Parallel()
+	c := newClients(t, WithPropagationReads(3), withPropagationCodes(codes.NotFound, codes.PermissionDenied))
 	ctx := context.Background()
 	sa := c.createSA(t, "p", "new-robot")
 	get := func() error {
@@ -117,7 +118,8 @@ func TestHiddenAccountAnswersPropagationCodes(t *testing.T) {
 }
 
 func TestGrantToHiddenAccountIsInvalidArgument(t *testing.T) {
-	c := newClients(t, WithPropagationDelay(10*time.Second))
+	t.Parallel()
+	c := newClients(t, withPropagationDelay(10*time.Second))
 	ctx := context.Background()
 	sa := c.createSA(t, "p", "new-robot")
 	grant := &iampb.Policy{Bindings: []*iampb.Binding{binding("roles/viewer", "serviceAccount:"+sa.Email)}}
@@ -133,6 +135,7 @@ func TestGrantToHiddenAccountIsInvalidArgument(t *testing.T) {
 }
 
 func TestRefuseUnknownServiceAccounts(t *testing.T) {
+	t.Parallel()
 	c := newClients(t)
 	grant := &iampb.Policy{Bindings: []*iampb.Binding{binding("roles/viewer", "serviceAccount:ghost@p.iam.gserviceaccount.com")}}
 	if _, err := c.set("folders/1", grant); err != nil {
@@ -150,7 +153,8 @@ func TestRefuseUnknownServiceAccounts(t *testing.T) {
 }
 
 func TestStaleReadsAnswerPreviousPolicy(t *testing.T) {
-	c := newClients(t, WithStaleReads(5*time.Second))
+	t.Parallel()
+	c := newClients(t, withStaleReads(5*time.Second))
 	first, err := c.set("folders/s", &iampb.Policy{Bindings: []*iampb.Binding{binding("roles/viewer", "user:a@example.com")}})
 	if err != nil {
 		t.Fatal(err)
@@ -164,7 +168,7 @@ func TestStaleReadsAnswerPreviousPolicy(t *testing.T) {
 		t.Fatalf("read within the window = %v, want the first write", read)
 	}
 	_, err = c.set("folders/s", read)
-	wantCode(t, err, codes.Aborted, ConcurrentChangeMessage)
+	wantCode(t, err, codes.Aborted, concurrentChangeMessage)
 	c.clock.Advance(5 * time.Second)
 	read, _ = c.get("folders/s", 3)
 	if string(read.Etag) != string(second.Etag) {
@@ -173,6 +177,7 @@ func TestStaleReadsAnswerPreviousPolicy(t *testing.T) {
 }
 
 func TestWriteBelowStoredVersionRefused(t *testing.T) {
+	t.Parallel()
 	c := newClients(t)
 	v3, err := c.set("folders/v", &iampb.Policy{Version: 3, Bindings: []*iampb.Binding{condBinding("roles/viewer", "user:a@example.com")}})
 	if err != nil {
@@ -191,6 +196,7 @@ func TestWriteBelowStoredVersionRefused(t *testing.T) {
 }
 
 func TestConditionalReadBelowVersion3(t *testing.T) {
+	t.Parallel()
 	c := newClients(t)
 	if _, err := c.set("folders/c", &iampb.Policy{Version: 3, Bindings: []*iampb.Binding{
 		condBinding("roles/viewer", "user:a@example.com"), binding("roles/editor", "user:b@example.com")}}); err != nil {
@@ -213,6 +219,7 @@ func TestConditionalReadBelowVersion3(t *testing.T) {
 }
 
 func TestMemberCaseFolded(t *testing.T) {
+	t.Parallel()
 	c := newClients(t)
 	got, err := c.set("folders/m", &iampb.Policy{Bindings: []*iampb.Binding{binding("roles/viewer",
 		"user:Alice@Example.COM", "user:alice@example.com", "group:Ops@Example.com", "domain:Example.com",
@@ -230,6 +237,7 @@ func TestMemberCaseFolded(t *testing.T) {
 }
 
 func TestWorkloadIdentityAndDeletedPrincipalAccepted(t *testing.T) {
+	t.Parallel()
 	c := newClients(t)
 	members := []string{"serviceAccount:my-proj.svc.id.goog[default/my-ksa]",
 		"deleted:principal://iam.googleapis.com/locations/global/workforcePools/pool/subject/bob"}
@@ -244,6 +252,7 @@ func TestWorkloadIdentityAndDeletedPrincipalAccepted(t *testing.T) {
 }
 
 func TestUnknownProjectPermissionDenied(t *testing.T) {
+	t.Parallel()
 	c := newClients(t)
 	ctx := context.Background()
 	if _, err := c.projects.GetIamPolicy(ctx, &iampb.GetIamPolicyRequest{Resource: "projects/anything"}); err != nil {
@@ -271,6 +280,7 @@ func TestUnknownProjectPermissionDenied(t *testing.T) {
 }
 
 func TestWildcardUnknownAccountPermissionDenied(t *testing.T) {
+	t.Parallel()
 	c := newClients(t)
 	ctx := context.Background()
 	_, err := c.admin.GetServiceAccount(ctx, &adminpb.GetServiceAccountRequest{Name: "projects/-/serviceAccounts/fake@example.com"})
@@ -280,10 +290,11 @@ func TestWildcardUnknownAccountPermissionDenied(t *testing.T) {
 }
 
 func TestUserManagedKeyLimit(t *testing.T) {
+	t.Parallel()
 	c := newClients(t)
 	ctx := context.Background()
 	sa := c.createSA(t, "p", "key-robot")
-	for i := range MaxUserManagedKeys {
+	for i := range maxUserManagedKeys {
 		if _, err := c.admin.CreateServiceAccountKey(ctx, &adminpb.CreateServiceAccountKeyRequest{Name: sa.Name}); err != nil {
 			t.Fatalf("key %d: %v", i+1, err)
 		}
@@ -293,6 +304,7 @@ func TestUserManagedKeyLimit(t *testing.T) {
 }
 
 func TestKeyCreationDisabledByOrgPolicy(t *testing.T) {
+	t.Parallel()
 	c := newClients(t)
 	ctx := context.Background()
 	sa := c.createSA(t, "p", "key-robot")
@@ -315,6 +327,7 @@ func TestKeyCreationDisabledByOrgPolicy(t *testing.T) {
 }
 
 func TestPKCS12KeyIsPKCS12(t *testing.T) {
+	t.Parallel()
 	c := newClients(t)
 	sa := c.createSA(t, "p", "key-robot")
 	key, err := c.admin.CreateServiceAccountKey(context.Background(), &adminpb.CreateServiceAccountKeyRequest{
@@ -339,6 +352,7 @@ func TestPKCS12KeyIsPKCS12(t *testing.T) {
 }
 
 func TestInjectedErrorsShapedLikeIAM(t *testing.T) {
+	t.Parallel()
 	c := newClients(t)
 	ctx := context.Background()
 	c.srv.FailNextWith(MethodGetIamPolicy, 1, QuotaExceededError())
@@ -356,7 +370,7 @@ func TestInjectedErrorsShapedLikeIAM(t *testing.T) {
 	// A code alone gets IAM's details too, and IAM's message on request.
 	c.srv.FailNext(MethodGetIamPolicy, 1, codes.ResourceExhausted)
 	_, err = c.get("folders/e", 3)
-	if errorInfo(err) != ReasonRateLimitExceeded || !strings.HasPrefix(status.Convert(err).Message(), InjectedPrefix) {
+	if errorInfo(err) != ReasonRateLimitExceeded || !strings.HasPrefix(status.Convert(err).Message(), injectedPrefix) {
 		t.Fatalf("code-only quota error: %v", err)
 	}
 	c.srv.SetIAMMessages(true)
@@ -369,6 +383,7 @@ func TestInjectedErrorsShapedLikeIAM(t *testing.T) {
 }
 
 func TestProjectRefusesAllUsers(t *testing.T) {
+	t.Parallel()
 	c := newClients(t)
 	for _, m := range []string{"allUsers", "allAuthenticatedUsers"} {
 		_, err := c.projects.SetIamPolicy(context.Background(), &iampb.SetIamPolicyRequest{Resource: "projects/p",
@@ -385,6 +400,7 @@ func TestProjectRefusesAllUsers(t *testing.T) {
 }
 
 func TestProjectOwnerNeedsInvitation(t *testing.T) {
+	t.Parallel()
 	c := newClients(t)
 	ctx := context.Background()
 	owner := &iampb.Policy{Bindings: []*iampb.Binding{binding("roles/owner", "user:bob@example.com", "serviceAccount:sa@p.iam.gserviceaccount.com")}}
@@ -397,6 +413,7 @@ func TestProjectOwnerNeedsInvitation(t *testing.T) {
 }
 
 func TestKnownRolesOnly(t *testing.T) {
+	t.Parallel()
 	c := newClients(t)
 	p := &iampb.Policy{Bindings: []*iampb.Binding{binding("roles/pubsub.publisher", "user:a@example.com")}}
 	if _, err := c.set("folders/r", p); err != nil {
@@ -412,6 +429,7 @@ func TestKnownRolesOnly(t *testing.T) {
 }
 
 func TestRoleNamesIAMRefuses(t *testing.T) {
+	t.Parallel()
 	c := newClients(t)
 	for _, r := range []string{"roles/Viewer", "roles/.viewer", "roles/viewer_x", "projects/p/roles/bad-id", "roles/iam..x"} {
 		_, err := c.set("folders/n", &iampb.Policy{Bindings: []*iampb.Binding{binding(r, "user:a@example.com")}})
@@ -428,6 +446,7 @@ func TestRoleNamesIAMRefuses(t *testing.T) {
 }
 
 func TestPolicyLimits(t *testing.T) {
+	t.Parallel()
 	c := newClients(t)
 	many := func(n int, kind string) []string {
 		m := make([]string, n)
@@ -438,10 +457,10 @@ func TestPolicyLimits(t *testing.T) {
 	}
 	_, err := c.set("folders/l", &iampb.Policy{Bindings: []*iampb.Binding{binding("roles/viewer", many(1503, "user")...)}})
 	wantCode(t, err, codes.InvalidArgument, "The number of members in the policy (1,503) is larger than the maximum allowed size 1,500.")
-	if _, err := c.set("folders/l", &iampb.Policy{Bindings: []*iampb.Binding{binding("roles/viewer", many(MaxGroups, "group")...)}}); err != nil {
+	if _, err := c.set("folders/l", &iampb.Policy{Bindings: []*iampb.Binding{binding("roles/viewer", many(maxGroups, "group")...)}}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = c.set("folders/l", &iampb.Policy{Bindings: []*iampb.Binding{binding("roles/viewer", many(MaxGroups+1, "group")...)}})
+	_, err = c.set("folders/l", &iampb.Policy{Bindings: []*iampb.Binding{binding("roles/viewer", many(maxGroups+1, "group")...)}})
 	wantCode(t, err, codes.InvalidArgument, "The number of groups in the policy (251) is larger than the maximum allowed size 250.")
 
 	conds := func(n int) []*iampb.Binding {
@@ -452,23 +471,25 @@ func TestPolicyLimits(t *testing.T) {
 		}
 		return bs
 	}
-	if _, err := c.set("folders/l", &iampb.Policy{Version: 3, Bindings: conds(MaxConditionalBindingsPerRoleAndPrincipal)}); err != nil {
+	if _, err := c.set("folders/l", &iampb.Policy{Version: 3, Bindings: conds(maxConditionalBindingsPerRoleAndPrincipal)}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = c.set("folders/l", &iampb.Policy{Version: 3, Bindings: conds(MaxConditionalBindingsPerRoleAndPrincipal + 1)})
+	_, err = c.set("folders/l", &iampb.Policy{Version: 3, Bindings: conds(maxConditionalBindingsPerRoleAndPrincipal + 1)})
 	wantCode(t, err, codes.InvalidArgument,
 		"The principal user:a@example.com is in 21 conditional bindings of role roles/viewer, more than the maximum of 20.")
 }
 
 func TestEmptyPolicyVersionZero(t *testing.T) {
+	t.Parallel()
 	c := newClients(t)
 	p, err := c.get("folders/never", 3)
-	if err != nil || p.Version != 0 || string(p.Etag) != string(EmptyPolicyEtag) || len(p.Bindings) != 0 {
+	if err != nil || p.Version != 0 || string(p.Etag) != string(emptyPolicyEtag) || len(p.Bindings) != 0 {
 		t.Fatalf("empty policy = %v, %v", p, err)
 	}
 }
 
 func TestDeletedAccountMembers(t *testing.T) {
+	t.Parallel()
 	c := newClients(t)
 	ctx := context.Background()
 	sa := c.createSA(t, "p", "doomed-robot")
@@ -487,6 +508,7 @@ func TestDeletedAccountMembers(t *testing.T) {
 }
 
 func TestShuffledBindings(t *testing.T) {
+	t.Parallel()
 	order := func(seed int64) []string {
 		c := newClients(t, WithSeed(seed))
 		var bs []*iampb.Binding

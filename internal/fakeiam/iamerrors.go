@@ -88,7 +88,7 @@ func iamMessage(code codes.Code) string {
 	case codes.NotFound:
 		return "Requested entity was not found."
 	case codes.Aborted:
-		return ConcurrentChangeMessage
+		return concurrentChangeMessage
 	case codes.InvalidArgument:
 		return "Request contains an invalid argument."
 	case codes.FailedPrecondition:

@@ -168,7 +168,7 @@ func (a *adminService) GetServiceAccountKey(_ context.Context, req *adminpb.GetS
 }
 
 // DeleteServiceAccountKey removes a key, which frees one of the account's
-// MaxUserManagedKeys slots.
+// maxUserManagedKeys slots.
 func (a *adminService) DeleteServiceAccountKey(_ context.Context, req *adminpb.DeleteServiceAccountKeyRequest) (*emptypb.Empty, error) {
 	st := a.s.state
 	st.mu.Lock()
@@ -209,7 +209,7 @@ func (a *adminService) EnableServiceAccountKey(_ context.Context, req *adminpb.E
 // UploadServiceAccountKey associates an uploaded public key with an account:
 // public_key_data "Must be an RSA public key that is wrapped in an X.509 v3
 // certificate" in PEM (UploadServiceAccountKeyRequest). The key counts
-// against MaxUserManagedKeys, its origin is USER_PROVIDED and its validity
+// against maxUserManagedKeys, its origin is USER_PROVIDED and its validity
 // that of the certificate. Uploading a certificate the account already has
 // answers ALREADY_EXISTS; SetKeyCreationDisabled refuses uploads too.
 func (a *adminService) UploadServiceAccountKey(_ context.Context, req *adminpb.UploadServiceAccountKeyRequest) (*adminpb.ServiceAccountKey, error) {
@@ -242,7 +242,7 @@ func (a *adminService) UploadServiceAccountKey(_ context.Context, req *adminpb.U
 			return nil, status.Errorf(codes.AlreadyExists, "Service account key %s already exists.", k.Name)
 		}
 	}
-	if len(acc.keys) >= MaxUserManagedKeys {
+	if len(acc.keys) >= maxUserManagedKeys {
 		return nil, status.Error(codes.FailedPrecondition, "Precondition check failed.")
 	}
 	alg := adminpb.ServiceAccountKeyAlgorithm_KEY_ALG_RSA_2048

@@ -49,11 +49,11 @@ const (
 // readVerbs are the method-name prefixes of calls that change nothing.
 var readVerbs = []string{"Get", "List", "Test", "Query", "Search", "Lint"}
 
-// IsWrite reports whether method (a full gRPC method name) changes state on
+// isWrite reports whether method (a full gRPC method name) changes state on
 // the server, judged by its verb: everything but Get*, List*, Test*, Query*,
 // Search* and Lint* is a write. Lost answers configured for AnyMethod apply to
 // write methods only.
-func IsWrite(method string) bool {
+func isWrite(method string) bool {
 	name := method[strings.LastIndexByte(method, '/')+1:]
 	for _, v := range readVerbs {
 		if strings.HasPrefix(name, v) {

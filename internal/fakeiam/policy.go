@@ -175,7 +175,7 @@ func (s *Server) setPolicy(req *iampb.SetIamPolicyRequest, resolve resolver) (*i
 	cur := st.policyLocked(key)
 	if mask.etag && len(in.GetEtag()) > 0 {
 		if !bytes.Equal(in.GetEtag(), cur.GetEtag()) {
-			return nil, status.Error(staleCode, ConcurrentChangeMessage)
+			return nil, status.Error(staleCode, concurrentChangeMessage)
 		}
 		if err := checkWriteVersion(in.GetVersion(), cur); err != nil {
 			return nil, err

@@ -24,9 +24,10 @@ func condBinding(role string, members ...string) *iampb.Binding {
 }
 
 func TestEmptyPolicy(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	p := must[*iampb.Policy](t)(f.policy.GetIamPolicy(context.Background(), &iampb.GetIamPolicyRequest{Resource: "projects/never"}))
-	if p.Version != 0 || len(p.Bindings) != 0 || !bytes.Equal(p.Etag, EmptyPolicyEtag) {
+	if p.Version != 0 || len(p.Bindings) != 0 || !bytes.Equal(p.Etag, emptyPolicyEtag) {
 		t.Fatalf("empty policy = %v", p)
 	}
 	if !proto.Equal(p, f.srv.Policy("projects/never")) {
@@ -35,11 +36,12 @@ func TestEmptyPolicy(t *testing.T) {
 }
 
 func TestEtagChangesOnEveryWrite(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t)
 	const res = "projects/p"
-	seen := map[string]bool{string(EmptyPolicyEtag): true}
-	etag := EmptyPolicyEtag
+	seen := map[string]bool{string(emptyPolicyEtag): true}
+	etag := emptyPolicyEtag
 	for i := range 5 {
 		p := &iampb.Policy{Etag: etag, Bindings: []*iampb.Binding{binding("roles/viewer", "user:a@example.com")}}
 		got := must[*iampb.Policy](t)(f.policy.SetIamPolicy(ctx, &iampb.SetIamPolicyRequest{Resource: res, Policy: p}))
@@ -56,6 +58,7 @@ func TestEtagChangesOnEveryWrite(t *testing.T) {
 }
 
 func TestStaleEtagAborted(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t)
 	const res = "folders/42"
@@ -72,10 +75,11 @@ func TestStaleEtagAborted(t *testing.T) {
 	}
 	// An etag never handed out is stale too.
 	_, err = f.policy.SetIamPolicy(ctx, &iampb.SetIamPolicyRequest{Resource: res, Policy: &iampb.Policy{Etag: []byte("bogus")}})
-	wantCode(t, err, codes.Aborted, ConcurrentChangeMessage)
+	wantCode(t, err, codes.Aborted, concurrentChangeMessage)
 }
 
 func TestBlindWriteOverwrites(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t)
 	const res = "organizations/7"
@@ -88,6 +92,7 @@ func TestBlindWriteOverwrites(t *testing.T) {
 }
 
 func TestUpdateMask(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t)
 	const res = "projects/masked"
@@ -117,7 +122,7 @@ func TestUpdateMask(t *testing.T) {
 	_, err = f.policy.SetIamPolicy(ctx, &iampb.SetIamPolicyRequest{Resource: res,
 		Policy:     &iampb.Policy{Etag: []byte("stale")},
 		UpdateMask: &fieldmaskpb.FieldMask{Paths: []string{"bindings", "etag"}}})
-	wantCode(t, err, codes.Aborted, ConcurrentChangeMessage)
+	wantCode(t, err, codes.Aborted, concurrentChangeMessage)
 	_, err = f.policy.SetIamPolicy(ctx, &iampb.SetIamPolicyRequest{Resource: res,
 		Policy:     &iampb.Policy{},
 		UpdateMask: &fieldmaskpb.FieldMask{Paths: []string{"members"}}})
@@ -125,6 +130,7 @@ func TestUpdateMask(t *testing.T) {
 }
 
 func TestPolicyVersions(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t)
 	const res = "projects/versions"
@@ -181,6 +187,7 @@ func TestPolicyVersions(t *testing.T) {
 }
 
 func TestOneStoreThroughEveryService(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t)
 	p := &iampb.Policy{Bindings: []*iampb.Binding{binding("roles/viewer", "user:a@example.com")}}
@@ -217,6 +224,7 @@ func TestOneStoreThroughEveryService(t *testing.T) {
 }
 
 func TestTestIamPermissions(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t)
 	perms := []string{"resourcemanager.projects.get", "iam.serviceAccounts.actAs"}
@@ -233,6 +241,7 @@ func TestTestIamPermissions(t *testing.T) {
 }
 
 func TestSeedPolicy(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	stored := f.srv.SeedPolicy("projects/s", &iampb.Policy{Version: 1, Bindings: []*iampb.Binding{
 		condBinding("roles/viewer", "user:a@example.com"), binding("roles/owner")}})
@@ -246,22 +255,24 @@ func TestSeedPolicy(t *testing.T) {
 		t.Fatal("Policy did not return a copy")
 	}
 	f.srv.SeedPolicy("projects/s", nil)
-	if !bytes.Equal(f.srv.Policy("projects/s").Etag, EmptyPolicyEtag) {
+	if !bytes.Equal(f.srv.Policy("projects/s").Etag, emptyPolicyEtag) {
 		t.Fatal("SeedPolicy(nil) did not remove the policy")
 	}
 }
 
 func TestStaleEtagCode(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
-	f := newFixture(t, WithStaleEtagCode(codes.FailedPrecondition))
+	f := newFixture(t, withStaleEtagCode(codes.FailedPrecondition))
 	_, err := f.policy.SetIamPolicy(ctx, &iampb.SetIamPolicyRequest{Resource: "projects/s", Policy: &iampb.Policy{Etag: []byte("old")}})
-	wantCode(t, err, codes.FailedPrecondition, ConcurrentChangeMessage)
+	wantCode(t, err, codes.FailedPrecondition, concurrentChangeMessage)
 	f.srv.SetStaleEtagCode(codes.OK)
 	_, err = f.policy.SetIamPolicy(ctx, &iampb.SetIamPolicyRequest{Resource: "projects/s", Policy: &iampb.Policy{Etag: []byte("old")}})
-	wantCode(t, err, codes.Aborted, ConcurrentChangeMessage)
+	wantCode(t, err, codes.Aborted, concurrentChangeMessage)
 }
 
 func TestConcurrentWriteNext(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t)
 	const res = "projects/rmw"
@@ -270,7 +281,7 @@ func TestConcurrentWriteNext(t *testing.T) {
 	read := must[*iampb.Policy](t)(f.policy.GetIamPolicy(ctx, &iampb.GetIamPolicyRequest{Resource: res}))
 	read.Bindings = []*iampb.Binding{binding("roles/viewer", "user:a@example.com")}
 	_, err := f.policy.SetIamPolicy(ctx, &iampb.SetIamPolicyRequest{Resource: res, Policy: read})
-	wantCode(t, err, codes.Aborted, ConcurrentChangeMessage)
+	wantCode(t, err, codes.Aborted, concurrentChangeMessage)
 	if c := f.srv.Calls()[1]; c.Injected || c.Code != codes.Aborted {
 		t.Fatalf("logged %+v", c)
 	}

@@ -11,8 +11,9 @@ import (
 )
 
 func TestPropagationByTime(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
-	f := newFixture(t, WithPropagationDelay(10*time.Second))
+	f := newFixture(t, withPropagationDelay(10*time.Second))
 	sa := createSA(t, f, "p", "fresh-robot")
 	reads := map[string]func() error{
 		"GetServiceAccount": func() error {
@@ -52,6 +53,7 @@ func TestPropagationByTime(t *testing.T) {
 }
 
 func TestPropagationByReads(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t, WithPropagationReads(2))
 	a := createSA(t, f, "p", "robot-a")

@@ -59,7 +59,7 @@ import (
 // write them: the HTTP status of the code and
 // {"error": {"code", "message", "errors", "status", "details"}}, "errors"
 // the legacy array [{"message", "domain": "global", "reason"}] (see
-// LegacyReason), details (such as a google.rpc.RetryInfo) in their JSON
+// legacyReason), details (such as a google.rpc.RetryInfo) in their JSON
 // form with "@type". The admin
 // methods the fake does not serve (:signBlob, :signJwt,
 // iamPolicies:queryAuditableServices, iamPolicies:lintPolicy without a
@@ -410,19 +410,19 @@ func writeRESTError(w http.ResponseWriter, err error) {
 	out, _ := json.Marshal(struct {
 		Error body `json:"error"`
 	}{body{Code: code, Message: st.Message(), Status: restStatusName(st.Code()), Details: details,
-		Errors: []legacy{{Message: st.Message(), Domain: "global", Reason: LegacyReason(st.Code())}}}})
+		Errors: []legacy{{Message: st.Message(), Domain: "global", Reason: legacyReason(st.Code())}}}})
 	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
 	w.WriteHeader(code)
 	_, _ = w.Write(out)
 }
 
-// LegacyReason is the reason of the legacy "errors" array that Google's
+// legacyReason is the reason of the legacy "errors" array that Google's
 // REST front end writes beside code, message, status and details (what
 // googleapi.Error prints after the message: "..., badRequest"): badRequest,
 // failedPrecondition, outOfRange, unauthorized, forbidden, notFound,
 // alreadyExists, aborted, rateLimitExceeded, canceled, notImplemented,
 // deadlineExceeded, and backendError for the other server errors.
-func LegacyReason(c codes.Code) string {
+func legacyReason(c codes.Code) string {
 	switch c {
 	case codes.InvalidArgument:
 		return "badRequest"

@@ -64,7 +64,7 @@ func adminRESTRoutes(adm *adminService) []restRoute {
 	// Unserved: 501 through the fault layer and the call log, as gRPC's
 	// UNIMPLEMENTED is.
 	routes = append(routes,
-		adminRoute("POST", sa, "signBlob", MethodSignBlob, "*", "name", false, adm.SignBlob),
+		adminRoute("POST", sa, "signBlob", methodSignBlob, "*", "name", false, adm.SignBlob),
 		adminRoute("POST", sa, "signJwt", MethodSignJwt, "*", "name", false, adm.SignJwt),
 		adminRoute("POST", "v1/iamPolicies", "lintPolicy", MethodLintPolicy, "*", "", false, adm.LintPolicy),
 		adminRoute("POST", "v1/iamPolicies", "queryAuditableServices", MethodQueryAuditableServices, "*", "", false, adm.QueryAuditableServices),

@@ -86,28 +86,28 @@ func WithSeed(seed int64) Option {
 	return func(c *config) { c.seed = seed }
 }
 
-// WithPropagationDelay makes a newly created service account invisible to
+// withPropagationDelay makes a newly created service account invisible to
 // reads (GetServiceAccount, and GetIamPolicy, SetIamPolicy and
 // TestIamPermissions through google.iam.admin.v1.IAM) for d on the fake's
 // clock: they answer NOT_FOUND, as IAM's eventually consistent reads do.
 // Zero (the default) turns it off.
-func WithPropagationDelay(d time.Duration) Option {
+func withPropagationDelay(d time.Duration) Option {
 	return func(c *config) { c.propDelay = max(d, 0) }
 }
 
 // WithPropagationReads makes a newly created service account answer NOT_FOUND
-// to its first n reads (the same reads as WithPropagationDelay), counted per
+// to its first n reads (the same reads as withPropagationDelay), counted per
 // account. Zero (the default) turns it off. When both a delay and a read count
 // are set, an account is hidden while either still holds.
 func WithPropagationReads(n int) Option {
 	return func(c *config) { c.propReads = max(n, 0) }
 }
 
-// WithStaleEtagCode sets the code SetIamPolicy answers for a stale etag:
+// withStaleEtagCode sets the code SetIamPolicy answers for a stale etag:
 // ABORTED by default, as IAM does; FAILED_PRECONDITION imitates services that
-// answer a stale etag that way. The message is ConcurrentChangeMessage either
+// answer a stale etag that way. The message is concurrentChangeMessage either
 // way. OK is ignored.
-func WithStaleEtagCode(code codes.Code) Option {
+func withStaleEtagCode(code codes.Code) Option {
 	return func(c *config) {
 		if code != codes.OK {
 			c.staleCode = code
@@ -149,9 +149,9 @@ func New(opts ...Option) *Server {
 	return s
 }
 
-// SetClock replaces the fake's clock (see WithClock). A nil now restores
+// setClock replaces the fake's clock (see WithClock). A nil now restores
 // time.Now.
-func (s *Server) SetClock(now func() time.Time) {
+func (s *Server) setClock(now func() time.Time) {
 	if now == nil {
 		now = time.Now
 	}
@@ -160,9 +160,9 @@ func (s *Server) SetClock(now func() time.Time) {
 	s.cfgMu.Unlock()
 }
 
-// SetSleep replaces the func that injected latency waits through (see
+// setSleep replaces the func that injected latency waits through (see
 // WithSleep). A nil sleep restores real timers.
-func (s *Server) SetSleep(sleep func(ctx context.Context, d time.Duration) error) {
+func (s *Server) setSleep(sleep func(ctx context.Context, d time.Duration) error) {
 	if sleep == nil {
 		sleep = realSleep
 	}
@@ -178,7 +178,7 @@ func (s *Server) SetSeed(seed int64) {
 }
 
 // SetPropagationDelay sets the propagation delay of service accounts created
-// from now on and of those still propagating (see WithPropagationDelay).
+// from now on and of those still propagating (see withPropagationDelay).
 func (s *Server) SetPropagationDelay(d time.Duration) {
 	s.cfgMu.Lock()
 	s.cfg.propDelay = max(d, 0)
@@ -195,7 +195,7 @@ func (s *Server) SetPropagationReads(n int) {
 }
 
 // SetStaleEtagCode changes the code of the stale-etag answer (see
-// WithStaleEtagCode). OK restores ABORTED.
+// withStaleEtagCode). OK restores ABORTED.
 func (s *Server) SetStaleEtagCode(code codes.Code) {
 	if code == codes.OK {
 		code = codes.Aborted

@@ -12,14 +12,14 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// EmptyPolicyEtag is the etag of a resource whose policy was never written:
+// emptyPolicyEtag is the etag of a resource whose policy was never written:
 // the bytes that IAM sends for an empty policy (base64 "ACAB"). Treat it as
 // read-only; the fake hands out copies.
-var EmptyPolicyEtag = []byte{0x00, 0x20, 0x01}
+var emptyPolicyEtag = []byte{0x00, 0x20, 0x01}
 
-// ConcurrentChangeMessage is IAM's message for ABORTED when SetIamPolicy
+// concurrentChangeMessage is IAM's message for ABORTED when SetIamPolicy
 // carries an etag that is no longer the current one.
-const ConcurrentChangeMessage = "There were concurrent policy changes. Please retry the whole read-modify-write with exponential backoff."
+const concurrentChangeMessage = "There were concurrent policy changes. Please retry the whole read-modify-write with exponential backoff."
 
 // state is everything the fake stores: policies, service accounts, keys.
 // One mutex guards it all, so each call sees and makes a consistent change.
@@ -81,7 +81,7 @@ func newState(seed int64) *state {
 // emptyPolicy is what a never-written resource holds: version 0 and the etag
 // ACAB, as IAM answers it ({"etag": "ACAB"}: the version field is absent).
 func emptyPolicy() *iampb.Policy {
-	return &iampb.Policy{Etag: bytes.Clone(EmptyPolicyEtag)}
+	return &iampb.Policy{Etag: bytes.Clone(emptyPolicyEtag)}
 }
 
 // storeLocked stores next as the policy of key, remembering what it held
@@ -112,7 +112,7 @@ func (st *state) nextEtagLocked() []byte {
 
 // Policy returns a copy of the policy stored for resource, as GetIamPolicy
 // with requested version 3 would answer it outside stale reads and shuffles:
-// the empty policy (version 0, EmptyPolicyEtag) when none was written. Service account names
+// the empty policy (version 0, emptyPolicyEtag) when none was written. Service account names
 // may be given in any form the admin API accepts.
 func (s *Server) Policy(resource string) *iampb.Policy {
 	st := s.state

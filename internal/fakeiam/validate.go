@@ -14,9 +14,9 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// MaxPrincipals is the most member entries a policy may hold, counted across
+// maxPrincipals is the most member entries a policy may hold, counted across
 // bindings: a principal granted two roles counts twice, as IAM counts.
-const MaxPrincipals = 1500
+const maxPrincipals = 1500
 
 // validateRole checks a binding's role name. Predefined roles are
 // roles/SERVICE.roleName: dot-separated words of letters and digits, the
@@ -128,7 +128,7 @@ func validVersion(v int32) bool { return v == 0 || v == 1 || v == 3 }
 // members deduplicated within a binding, bindings with the same role and
 // condition merged, bindings left without members dropped. It also checks
 // that a conditional binding is only written with policy version 3 and that
-// the policy holds no more than MaxPrincipals member entries.
+// the policy holds no more than maxPrincipals member entries.
 func normalizeBindings(in []*iampb.Binding, version int32) ([]*iampb.Binding, error) {
 	if !validVersion(version) {
 		return nil, status.Errorf(codes.InvalidArgument,
@@ -175,14 +175,14 @@ func normalizeBindings(in []*iampb.Binding, version int32) ([]*iampb.Binding, er
 	return out, nil
 }
 
-// MaxGroups is the most group: entries a policy may hold, counted like
-// MaxPrincipals: https://cloud.google.com/iam/docs/policies#principals-per-policy-limit.
-const MaxGroups = 250
+// maxGroups is the most group: entries a policy may hold, counted like
+// maxPrincipals: https://cloud.google.com/iam/docs/policies#principals-per-policy-limit.
+const maxGroups = 250
 
-// MaxConditionalBindingsPerRoleAndPrincipal is the most conditional bindings
+// maxConditionalBindingsPerRoleAndPrincipal is the most conditional bindings
 // of one role that may name one principal:
 // https://cloud.google.com/iam/docs/policies#limits.
-const MaxConditionalBindingsPerRoleAndPrincipal = 20
+const maxConditionalBindingsPerRoleAndPrincipal = 20
 
 // checkLimits applies IAM's size limits to stored bindings. The message of the
 // principal limit is IAM's own ("The number of members in the policy (1,503)
@@ -202,19 +202,19 @@ func checkLimits(bs []*iampb.Binding) error {
 			}
 		}
 	}
-	if n > MaxPrincipals {
+	if n > maxPrincipals {
 		return status.Errorf(codes.InvalidArgument,
-			"The number of members in the policy (%s) is larger than the maximum allowed size %s.", thousands(n), thousands(MaxPrincipals))
+			"The number of members in the policy (%s) is larger than the maximum allowed size %s.", thousands(n), thousands(maxPrincipals))
 	}
-	if groups > MaxGroups {
+	if groups > maxGroups {
 		return status.Errorf(codes.InvalidArgument,
-			"The number of groups in the policy (%s) is larger than the maximum allowed size %d.", thousands(groups), MaxGroups)
+			"The number of groups in the policy (%s) is larger than the maximum allowed size %d.", thousands(groups), maxGroups)
 	}
 	for k, c := range conds {
-		if c > MaxConditionalBindingsPerRoleAndPrincipal {
+		if c > maxConditionalBindingsPerRoleAndPrincipal {
 			return status.Errorf(codes.InvalidArgument,
 				"The principal %s is in %d conditional bindings of role %s, more than the maximum of %d.",
-				k[1], c, k[0], MaxConditionalBindingsPerRoleAndPrincipal)
+				k[1], c, k[0], maxConditionalBindingsPerRoleAndPrincipal)
 		}
 	}
 	return nil

@@ -13,6 +13,7 @@ import (
 )
 
 func TestMembers(t *testing.T) {
+	t.Parallel()
 	valid := []string{
 		"allUsers", "allAuthenticatedUsers",
 		"user:alice@example.com", "serviceAccount:sa@p.iam.gserviceaccount.com", "group:ops@example.com",
@@ -43,6 +44,7 @@ func TestMembers(t *testing.T) {
 }
 
 func TestRoles(t *testing.T) {
+	t.Parallel()
 	for _, r := range []string{"roles/viewer", "roles/iam.serviceAccountUser", "projects/p/roles/custom", "organizations/1/roles/custom"} {
 		if err := validateRole(r); err != nil {
 			t.Errorf("validateRole(%q) = %v", r, err)
@@ -59,6 +61,7 @@ func TestRoles(t *testing.T) {
 // TestValidationOnWrite checks that SetIamPolicy refuses each bad value with
 // INVALID_ARGUMENT naming it, and stores nothing.
 func TestValidationOnWrite(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t)
 	const res = "projects/v"
@@ -92,6 +95,7 @@ func TestValidationOnWrite(t *testing.T) {
 }
 
 func TestEmptyBindingsDroppedAndMerged(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t)
 	got := must[*iampb.Policy](t)(f.policy.SetIamPolicy(ctx, &iampb.SetIamPolicyRequest{Resource: "projects/e", Policy: &iampb.Policy{
@@ -108,6 +112,7 @@ func TestEmptyBindingsDroppedAndMerged(t *testing.T) {
 }
 
 func TestPrincipalLimit(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t)
 	members := func(n int, prefix string) []string {

@@ -15,6 +15,7 @@ import (
 )
 
 func TestServeTCP(t *testing.T) {
+	t.Parallel()
 	srv := New()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -41,6 +42,7 @@ func TestServeTCP(t *testing.T) {
 }
 
 func TestCloseLifecycle(t *testing.T) {
+	t.Parallel()
 	entered := make(chan struct{}, 1)
 	srv := New(WithSleep(func(ctx context.Context, d time.Duration) error {
 		entered <- struct{}{}

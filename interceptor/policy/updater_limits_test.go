@@ -13,13 +13,13 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/iamretry/iamretry/iamtest"
 	"github.com/iamretry/iamretry/interceptor"
 	"github.com/iamretry/iamretry/interceptor/policy"
-	"github.com/iamretry/iamretry/internal/fakeiam"
 	"github.com/iamretry/iamretry/internal/vclock"
 )
 
-// Adversarial tests of the Updater: each tries to break one promise of the
+// Tests of the Updater at its limits: each tries to break one promise of the
 // package doc, Update's doc or DESIGN.md's "Semantics that tests pin down".
 
 // panicClock is a virtual clock whose Sleep or Now panics while armed.
@@ -42,11 +42,12 @@ func (c *panicClock) Now() time.Time {
 	return c.Clock.Now()
 }
 
-// TestAdversarialUserCodePanicsReachCaller: a panic in the clock (Sleep,
+// TestUserCodePanicsReachCaller: a panic in the clock (Sleep,
 // Now) or the random source, user code the Updater runs on its own
 // goroutine, reaches the caller of Update as a panic in its goroutine; the
 // process survives and the resource is not wedged.
-func TestAdversarialUserCodePanicsReachCaller(t *testing.T) {
+func TestUserCodePanicsReachCaller(t *testing.T) {
+	t.Parallel()
 	for _, source := range []string{"Sleep", "Now", "random"} {
 		t.Run(source, func(t *testing.T) {
 			e := newEnv(t)
@@ -69,7 +70,7 @@ func TestAdversarialUserCodePanicsReachCaller(t *testing.T) {
 			case "random":
 				randomPanics.Store(true)
 			}
-			e.srv.FailNext(fakeiam.MethodGetIamPolicy, 1, codes.Unavailable)
+			e.srv.FailNext(iamtest.MethodGetIamPolicy, 1, codes.Unavailable)
 			r := <-caller(u, context.Background(), policy.AddBinding("roles/viewer", "user:a@example.com"))
 			if s, ok := r.(string); !ok || !strings.HasPrefix(s, "panic: boom from the") {
 				t.Fatalf("the caller got %v, want the panic", r)
@@ -97,10 +98,11 @@ func (g *goexitClient) GetIamPolicy(ctx context.Context, req *iampb.GetIamPolicy
 	return g.Client.GetIamPolicy(ctx, req, opts...)
 }
 
-// TestAdversarialGoexitInClientOrObserver: runtime.Goexit in the Client or
+// TestGoexitInClientOrObserver: runtime.Goexit in the Client or
 // an observer (a t.FailNow there) neither hangs the caller nor wedges the
 // resource: the caller gets an error, later Updates work.
-func TestAdversarialGoexitInClientOrObserver(t *testing.T) {
+func TestGoexitInClientOrObserver(t *testing.T) {
+	t.Parallel()
 	for _, source := range []string{"Client", "observer"} {
 		t.Run(source, func(t *testing.T) {
 			e := newEnv(t)
@@ -115,7 +117,7 @@ func TestAdversarialGoexitInClientOrObserver(t *testing.T) {
 				g.armed.Store(true)
 			} else {
 				obsArmed.Store(true)
-				e.srv.FailNext(fakeiam.MethodGetIamPolicy, 1, codes.Unavailable)
+				e.srv.FailNext(iamtest.MethodGetIamPolicy, 1, codes.Unavailable)
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
@@ -131,9 +133,10 @@ func TestAdversarialGoexitInClientOrObserver(t *testing.T) {
 	}
 }
 
-// TestAdversarialCancelledBeforeFirstAttempt: a context already ended
+// TestCancelledBeforeFirstAttempt: a context already ended
 // reaches no server and returns its own code.
-func TestAdversarialCancelledBeforeFirstAttempt(t *testing.T) {
+func TestCancelledBeforeFirstAttempt(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	u, _ := updater(t, e.client)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -153,22 +156,27 @@ func TestAdversarialCancelledBeforeFirstAttempt(t *testing.T) {
 	}
 }
 
-// TestAdversarialDeadlineShorterThanFirstWait: a caller's deadline sooner
+// TestDeadlineShorterThanFirstWait: a caller's deadline sooner
 // than the first wait would end: the wait is never started, and the caller
 // gets the server's own error at once (one read, the virtual clock still).
-func TestAdversarialDeadlineShorterThanFirstWait(t *testing.T) {
+func TestDeadlineShorterThanFirstWait(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	u, clk := updater(t, e.client, interceptor.WithRandom(func() float64 { return 0.5 }))
-	e.srv.FailNext(fakeiam.MethodGetIamPolicy, 1, codes.Unavailable)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	e.srv.FailNext(iamtest.MethodGetIamPolicy, 1, codes.Unavailable)
+	// The deadlines are set on the virtual clock, moved an hour ahead of
+	// the wall clock first: the Updater measures them on that clock, and
+	// in real time they are an hour away, whatever the machine's load.
+	clk.Advance(time.Hour)
+	ctx, cancel := context.WithDeadline(context.Background(), clk.Now().Add(5*time.Second))
 	defer cancel()
 	_, err := u.Update(ctx, res, policy.AddBinding("roles/viewer", "user:a@example.com"))
 	// The first wait is 1.5 s; the deadline is 5 s away: that wait starts.
 	if err != nil {
 		t.Fatalf("a 1.5 s wait within a 5 s deadline: %v", err)
 	}
-	e.srv.FailNext(fakeiam.MethodGetIamPolicy, 1, codes.Unavailable)
-	ctx2, cancel2 := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	e.srv.FailNext(iamtest.MethodGetIamPolicy, 1, codes.Unavailable)
+	ctx2, cancel2 := context.WithDeadline(context.Background(), clk.Now().Add(500*time.Millisecond))
 	defer cancel2()
 	gets := e.gets()
 	before := clk.Now()
@@ -184,10 +192,11 @@ func TestAdversarialDeadlineShorterThanFirstWait(t *testing.T) {
 	}
 }
 
-// TestAdversarialCancelDuringWait: the caller's context ends while the
+// TestCancelDuringWait: the caller's context ends while the
 // Updater waits between attempts: Update returns with the context's code,
 // and no further attempt reaches the server.
-func TestAdversarialCancelDuringWait(t *testing.T) {
+func TestCancelDuringWait(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	// The wall clock, so that the wait is a real one the cancel cuts short.
 	u, err := newUpdater(e.client, interceptor.WithBackoff(interceptor.Backoff{Initial: time.Hour, Multiplier: 2, Max: time.Hour}),
@@ -195,7 +204,7 @@ func TestAdversarialCancelDuringWait(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.srv.FailNext(fakeiam.MethodGetIamPolicy, 1, codes.Unavailable)
+	e.srv.FailNext(iamtest.MethodGetIamPolicy, 1, codes.Unavailable)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
@@ -219,21 +228,23 @@ func TestAdversarialCancelDuringWait(t *testing.T) {
 	}
 }
 
-// TestAdversarialMaxAttemptsOne: an attempt cap of 1 makes one read and
+// TestMaxAttemptsOne: an attempt cap of 1 makes one read and
 // returns the server's error.
-func TestAdversarialMaxAttemptsOne(t *testing.T) {
+func TestMaxAttemptsOne(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	u, _ := updater(t, e.client, interceptor.WithMaxAttempts(1))
-	e.srv.FailNext(fakeiam.MethodGetIamPolicy, 1, codes.Internal)
+	e.srv.FailNext(iamtest.MethodGetIamPolicy, 1, codes.Internal)
 	_, err := u.Update(context.Background(), res, policy.AddBinding("roles/viewer", "user:a@example.com"))
 	if status.Code(err) != codes.Internal || e.gets() != 1 || e.sets() != 0 {
 		t.Fatalf("err %v, %d reads, %d writes", err, e.gets(), e.sets())
 	}
 }
 
-// TestAdversarialNoMutations: an Update without mutations reads once and
+// TestNoMutations: an Update without mutations reads once and
 // writes nothing.
-func TestAdversarialNoMutations(t *testing.T) {
+func TestNoMutations(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	u, _ := updater(t, e.client)
 	p, err := u.Update(context.Background(), res)
@@ -249,9 +260,10 @@ func (nilClient) GetIamPolicy(context.Context, *iampb.GetIamPolicyRequest, ...ga
 	return nil, nil
 }
 
-// TestAdversarialClientAnswersNil: a Client answering no policy and no
+// TestClientAnswersNil: a Client answering no policy and no
 // error gives an error, never a nil dereference or nil, nil.
-func TestAdversarialClientAnswersNil(t *testing.T) {
+func TestClientAnswersNil(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	u, _ := updater(t, nilClient{e.client}, interceptor.WithMaxAttempts(2))
 	p, err := u.Update(context.Background(), res, policy.AddBinding("roles/viewer", "user:a@example.com"))
@@ -260,10 +272,11 @@ func TestAdversarialClientAnswersNil(t *testing.T) {
 	}
 }
 
-// TestAdversarialPrincipalLimitInBatch: MaxPrincipals exactly is allowed;
+// TestPrincipalLimitInBatch: MaxPrincipals exactly is allowed;
 // the coalesced change that would pass it is refused alone, with
 // ErrTooManyPrincipals, and its batch-mate's change lands.
-func TestAdversarialPrincipalLimitInBatch(t *testing.T) {
+func TestPrincipalLimitInBatch(t *testing.T) {
+	t.Parallel()
 	x := holdFirstRead(t)
 	// The held first Update adds user:first: seed so that it and a take
 	// the policy to MaxPrincipals exactly.
@@ -294,10 +307,11 @@ func TestAdversarialPrincipalLimitInBatch(t *testing.T) {
 	}
 }
 
-// TestAdversarialMembersAddRemoveRefuseAlike: for malformed members, Add
+// TestMembersAddRemoveRefuseAlike: for malformed members, Add
 // and Remove refuse alike (INVALID_ARGUMENT, naming the member), and
 // nothing is read or written.
-func TestAdversarialMembersAddRemoveRefuseAlike(t *testing.T) {
+func TestMembersAddRemoveRefuseAlike(t *testing.T) {
+	t.Parallel()
 	bad := []string{
 		"", " ", "user:", "user:@", "user:a@", "user:@b", "user:a@b@c", "USER:a@example.com",
 		"user:a@example.com ", "user :a@example.com", "serviceAccount:", "serviceAccount:p.svc.id.goog[",
@@ -322,10 +336,11 @@ func TestAdversarialMembersAddRemoveRefuseAlike(t *testing.T) {
 	}
 }
 
-// TestAdversarialMemberCaseAcrossAddRemove: a member granted in one case is
+// TestMemberCaseAcrossAddRemove: a member granted in one case is
 // the same principal in another: adding again changes nothing, removing
 // in another case revokes it (email parts only; prefixes are exact).
-func TestAdversarialMemberCaseAcrossAddRemove(t *testing.T) {
+func TestMemberCaseAcrossAddRemove(t *testing.T) {
+	t.Parallel()
 	for _, pair := range [][2]string{
 		{"user:Alice@Example.com", "user:alice@EXAMPLE.COM"},
 		{"serviceAccount:Robot@P.iam.gserviceaccount.com", "serviceAccount:robot@p.iam.gserviceaccount.com"},

@@ -8,10 +8,11 @@ import (
 	"github.com/iamretry/iamretry/interceptor"
 )
 
-// TestAdversarialConflictDelayExtremes: the conflict schedule's Delay is
+// TestConflictDelayExtremes: the conflict schedule's Delay is
 // never negative and never above its documented bounds, whatever n and r
 // (NaN, ±Inf, out of [0, 1), huge or negative n).
-func TestAdversarialConflictDelayExtremes(t *testing.T) {
+func TestConflictDelayExtremes(t *testing.T) {
+	t.Parallel()
 	rs := []float64{0, 0.5, math.Nextafter(1, 0), 1, 2, -1, math.NaN(), math.Inf(1), math.Inf(-1), math.MaxFloat64, -math.MaxFloat64, math.SmallestNonzeroFloat64}
 	ns := []int{math.MinInt, -1, 0, 1, 2, 62, 63, 64, 1 << 20, math.MaxInt}
 	for _, s := range []interceptor.ConflictBackoff{interceptor.SpreadConflicts, interceptor.DocumentedConflicts} {

@@ -46,6 +46,7 @@ func wantHTTP(t *testing.T, what string, err error, code int, msg string) {
 // "role"; DELETE /v1/{name=projects/*/roles/*}); the REST reference
 // https://cloud.google.com/iam/docs/reference/rest/v1/projects.roles.
 func TestCustomRoleLifeCycleREST(t *testing.T) {
+	t.Parallel()
 	clock := newTestClock()
 	srv := iamtest.NewServer(t, iamtest.WithClock(clock))
 	svc := newIAMREST(t, srv)
@@ -112,6 +113,7 @@ func TestCustomRoleLifeCycleREST(t *testing.T) {
 // POST /v1/roles:queryGrantableRoles, POST /v1/permissions:queryTestablePermissions
 // in google/iam/admin/v1/iam.proto).
 func TestAdminQueriesREST(t *testing.T) {
+	t.Parallel()
 	srv := iamtest.NewServer(t)
 	svc := newIAMREST(t, srv)
 	r, err := svc.Roles.Get("roles/viewer").Do()
@@ -146,6 +148,7 @@ func TestAdminQueriesREST(t *testing.T) {
 // /v1/{name=...}, POST ...:disable, :enable, :undelete in
 // google/iam/admin/v1/iam.proto); the 429 of the account quota.
 func TestServiceAccountWritesREST(t *testing.T) {
+	t.Parallel()
 	srv := iamtest.NewServer(t)
 	svc := newIAMREST(t, srv)
 	sa, err := svc.Projects.ServiceAccounts.Create("projects/p", &iamv1.CreateServiceAccountRequest{AccountId: "robot-one"}).Do()
@@ -192,6 +195,7 @@ func TestServiceAccountWritesREST(t *testing.T) {
 // REST (the HTTP rules of google/iam/admin/v1/iam.proto: GET
 // /v1/{name=projects/*/serviceAccounts/*}/keys, POST .../keys:upload, ...).
 func TestServiceAccountKeysREST(t *testing.T) {
+	t.Parallel()
 	srv := iamtest.NewServer(t)
 	svc := newIAMREST(t, srv)
 	sa, err := svc.Projects.ServiceAccounts.Create("projects/p", &iamv1.CreateServiceAccountRequest{AccountId: "robot-one"}).Do()
@@ -245,6 +249,7 @@ func TestServiceAccountKeysREST(t *testing.T) {
 // other path. The
 // unserved admin methods are logged as calls, as over gRPC.
 func TestUnservedIs501REST(t *testing.T) {
+	t.Parallel()
 	srv := iamtest.NewServer(t)
 	svc := newIAMREST(t, srv)
 	sa := srv.SeedServiceAccount("p", "robot-one")

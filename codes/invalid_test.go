@@ -15,7 +15,7 @@ import (
 
 // Garbage in: codes outside the 17, classes outside the four, errors that
 // are nil inside, wrapped many times, or joined.
-func TestAdversarialCodesGarbage(t *testing.T) {
+func TestCodesGarbage(t *testing.T) {
 	for _, c := range []grpccodes.Code{17, 100, math.MaxUint32} {
 		if Of(c) != Permanent || HTTPStatus(c) != 500 {
 			t.Errorf("code %d: class %v, HTTP %d", c, Of(c), HTTPStatus(c))

@@ -21,7 +21,7 @@ import (
 	"github.com/iamretry/iamretry/internal/vclock"
 )
 
-// TestAdversarialGoexitInHooks runs its checks in a child process (a hang
+// TestGoexitInHooks runs its checks in a child process (a hang
 // there cannot take this test binary down): runtime.Goexit (a t.FailNow)
 // in an observer, a logger or a classifier on the interceptor, the
 // RoundTripper (with and without a per-attempt timeout) and Retrier.Do
@@ -29,12 +29,13 @@ import (
 // panic does), at once; nothing is left behind (the REST attempt's body is
 // closed and its context cancelled); the same Retrier then serves the
 // next call.
-func TestAdversarialGoexitInHooks(t *testing.T) {
+func TestGoexitInHooks(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("IAMRETRY_GOEXIT_HOOKS_CHILD") == "1" {
 		goexitHooksChild(t)
 		return
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestAdversarialGoexitInHooks$", "-test.v", "-test.timeout=60s")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestGoexitInHooks$", "-test.v", "-test.timeout=60s")
 	cmd.Env = append(os.Environ(), "IAMRETRY_GOEXIT_HOOKS_CHILD=1")
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "goexit hooks child: ok") {

@@ -51,7 +51,8 @@ func (c bombClock) Sleep(ctx context.Context, d time.Duration) error {
 // in its own goroutine, where it can be recovered; afterwards the same
 // Retrier works (nothing it shares, the budget above all, is left locked
 // or spent), on every face.
-func TestAdversarialPanicsInUserCodeReachTheCaller(t *testing.T) {
+func TestPanicsInUserCodeReachTheCaller(t *testing.T) {
+	t.Parallel()
 	type hook func(b *onceBomb) []interceptor.Option
 	hooks := map[string]hook{
 		"observer": func(b *onceBomb) []interceptor.Option {

@@ -15,23 +15,24 @@ import (
 	"google.golang.org/grpc/status"
 
 	iamcodes "github.com/iamretry/iamretry/codes"
+	"github.com/iamretry/iamretry/iamtest"
 	"github.com/iamretry/iamretry/interceptor"
 	"github.com/iamretry/iamretry/interceptor/policy"
-	"github.com/iamretry/iamretry/internal/fakeiam"
 )
 
-// TestAdversarialGoexitInLoggerOrClassifier runs its checks in a child
+// TestGoexitInLoggerOrClassifier runs its checks in a child
 // process (a hang or a dead committer there cannot take this test binary
 // down): runtime.Goexit (a t.FailNow) in a logger or a classifier handed
 // to NewUpdater ends no caller's goroutine but the read-modify-write's:
 // the caller gets an INTERNAL error by its deadline, and a later Update of
 // the resource works (nothing wedged).
-func TestAdversarialGoexitInLoggerOrClassifier(t *testing.T) {
+func TestGoexitInLoggerOrClassifier(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("IAMRETRY_GOEXIT_HOOK_CHILD") == "1" {
 		goexitHookChild(t)
 		return
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestAdversarialGoexitInLoggerOrClassifier$", "-test.v", "-test.timeout=60s")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestGoexitInLoggerOrClassifier$", "-test.v", "-test.timeout=60s")
 	cmd.Env = append(os.Environ(), "IAMRETRY_GOEXIT_HOOK_CHILD=1")
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "goexit hook child: ok") {
@@ -61,7 +62,7 @@ func goexitHookChild(t *testing.T) {
 		}
 		u, _ := updater(t, e.client, opt)
 		armed.Store(true)
-		e.srv.FailNext(fakeiam.MethodGetIamPolicy, 1, codes.Unavailable)
+		e.srv.FailNext(iamtest.MethodGetIamPolicy, 1, codes.Unavailable)
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		r := <-caller(u, ctx, policy.AddBinding("roles/viewer", "user:a@example.com"))
 		if res0, ok := r.(result); !ok || status.Code(res0.err) != codes.Internal {

@@ -21,7 +21,8 @@ import (
 // Every control given a value it cannot honour panics at once with a
 // message that names the control (a bug in the test, never a silent
 // default), and leaves the server as it was.
-func TestAdversarialControlsRefuseBadInput(t *testing.T) {
+func TestControlsRefuseBadValues(t *testing.T) {
+	t.Parallel()
 	srv := iamtest.NewServer(t)
 	bad := []struct {
 		control string
@@ -90,7 +91,8 @@ func TestAdversarialControlsRefuseBadInput(t *testing.T) {
 
 // Controls used from many goroutines while calls run (race detector), and
 // each control takes effect for the calls that arrive after it returns.
-func TestAdversarialControlsConcurrentWithCalls(t *testing.T) {
+func TestControlsConcurrentWithCalls(t *testing.T) {
+	t.Parallel()
 	srv := iamtest.NewServer(t)
 	c := iampb.NewIAMPolicyClient(srv.Conn())
 	ctx, cancel := context.WithCancel(context.Background())
@@ -149,7 +151,8 @@ func TestAdversarialControlsConcurrentWithCalls(t *testing.T) {
 
 // ResetFaults removes every fault setting its doc lists, and keeps what it
 // says it keeps (propagation settings, call log, stored data).
-func TestAdversarialResetFaultsResetsExactlyWhatItSays(t *testing.T) {
+func TestResetFaultsResetsExactlyWhatItSays(t *testing.T) {
+	t.Parallel()
 	srv := iamtest.NewServer(t)
 	c := iampb.NewIAMPolicyClient(srv.Conn())
 	bg := context.Background()
@@ -195,7 +198,8 @@ func TestAdversarialResetFaultsResetsExactlyWhatItSays(t *testing.T) {
 // Close while calls are in flight (held at a latency on the wall clock):
 // every call ends with an error at once, Close returns, and Serve and
 // ServeREST after Close are refused with an error and close their listener.
-func TestAdversarialCloseWithCallsInFlight(t *testing.T) {
+func TestCloseWithCallsInFlight(t *testing.T) {
+	t.Parallel()
 	srv, err := iamtest.New()
 	if err != nil {
 		t.Fatal(err)

@@ -10,13 +10,14 @@ import (
 	"github.com/iamretry/iamretry/iamtest"
 )
 
-// TestAdversarialVirtualClockEdges: the VirtualClock's documented edges.
+// TestVirtualClockEdges: the VirtualClock's documented edges.
 // Sleep with an ended context returns its error without moving the clock
 // (also for d <= 0); d <= 0 returns nil at once; a lone caller's sleep
 // moves the clock by exactly d, also for the longest Duration; Go with
 // n <= 0 returns at once; and Advance never moves the clock back (a
 // negative d used to: Now went backwards and Since turned negative).
-func TestAdversarialVirtualClockEdges(t *testing.T) {
+func TestVirtualClockEdges(t *testing.T) {
+	t.Parallel()
 	start := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 	c := iamtest.NewVirtualClock(start)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -69,6 +70,7 @@ func TestAdversarialVirtualClockEdges(t *testing.T) {
 // that cancels goes on without waiting for it (returns, or sleeps again):
 // the clock used to jump to the sleeper's full wake-up first (1 h here).
 func TestVirtualClockCancelWakesAtTheCancel(t *testing.T) {
+	t.Parallel()
 	start := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 	for _, then := range []string{"returns", "sleeps"} {
 		t.Run("canceller "+then, func(t *testing.T) {

@@ -17,7 +17,8 @@ const longest = time.Duration(math.MaxInt64)
 // Each jitter promises a range for r in [0, 1): Full (0, base], Equal
 // (base/2, base], Additive [base, base+max), None base. The promise must hold
 // at the largest base too, where float64(base) rounds above MaxInt64.
-func TestAdversarialJitterRangesAtTheLargestBase(t *testing.T) {
+func TestJitterRangesAtTheLargestBase(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		j      interceptor.Jitter
@@ -46,7 +47,8 @@ func TestAdversarialJitterRangesAtTheLargestBase(t *testing.T) {
 
 // New refuses every Backoff whose Multiplier is not a finite number >= 1,
 // and Initial/Max at their extremes.
-func TestAdversarialBackoffExtremesRefused(t *testing.T) {
+func TestBackoffExtremesRefused(t *testing.T) {
+	t.Parallel()
 	for _, b := range []interceptor.Backoff{
 		{Initial: time.Second, Multiplier: math.Inf(1), Max: time.Minute},
 		{Initial: time.Second, Multiplier: math.NaN(), Max: time.Minute},
@@ -73,7 +75,8 @@ func TestAdversarialBackoffExtremesRefused(t *testing.T) {
 // A random source that breaks its contract ([0, 1)) must not turn the
 // schedule into a retry storm: the wait stays within what the jitter
 // promises for r in [0, 1).
-func TestAdversarialRandomOutsideUnitInterval(t *testing.T) {
+func TestRandomOutsideUnitInterval(t *testing.T) {
+	t.Parallel()
 	for _, rnd := range []float64{1, 1.5, -0.5, math.NaN(), math.Inf(1), math.Inf(-1), 1e30, -1e30} {
 		for _, tc := range []struct {
 			name   string
@@ -113,7 +116,8 @@ func TestAdversarialRandomOutsideUnitInterval(t *testing.T) {
 
 // The conflict schedule clamps r too: a NaN or 1 from a broken source
 // must not give a negative or zero wait.
-func TestAdversarialConflictDelayRandomOutsideUnitInterval(t *testing.T) {
+func TestConflictDelayRandomOutsideUnitInterval(t *testing.T) {
+	t.Parallel()
 	for _, rnd := range []float64{1, math.NaN(), math.Inf(1), -1} {
 		for n := range 3 {
 			if got := interceptor.ConflictDelay(interceptor.SpreadConflicts, n, 0, rnd); got <= 0 || got > 32*time.Second {

@@ -9,18 +9,19 @@ import (
 	"cloud.google.com/go/iam/apiv1/iampb"
 	gax "github.com/googleapis/gax-go/v2"
 
+	"github.com/iamretry/iamretry/iamtest"
 	"github.com/iamretry/iamretry/interceptor"
 	"github.com/iamretry/iamretry/interceptor/policy"
-	"github.com/iamretry/iamretry/internal/fakeiam"
 )
 
-// TestAdversarialNaNRandomConflictWait: a random source that returns NaN
+// TestNaNRandomConflictWait: a random source that returns NaN
 // (out of its contract) never makes a conflict rerun's wait negative: the
 // Updater still waits (the virtual clock moves), and observers see no
 // negative Wait. Before the fix the conflict schedule turned NaN into the
 // most negative Duration: an immediate rerun reported with a wait of
 // -2562047h.
-func TestAdversarialNaNRandomConflictWait(t *testing.T) {
+func TestNaNRandomConflictWait(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	var waits []time.Duration
 	u, clk := updater(t, e.client, interceptor.WithRandom(func() float64 { return math.NaN() }),
@@ -29,7 +30,7 @@ func TestAdversarialNaNRandomConflictWait(t *testing.T) {
 				waits = append(waits, a.Wait)
 			}
 		}))
-	e.srv.ConcurrentWriteNext(fakeiam.MethodSetIamPolicy, 2)
+	e.srv.ConcurrentWriteNext(iamtest.MethodSetIamPolicy, 2)
 	before := clk.Now()
 	if _, err := u.Update(context.Background(), res, policy.AddBinding("roles/viewer", "user:a@example.com")); err != nil {
 		t.Fatal(err)
@@ -65,10 +66,11 @@ func (c *optsClient) SetIamPolicy(ctx context.Context, req *iampb.SetIamPolicyRe
 	return c.Client.SetIamPolicy(ctx, req, opts...)
 }
 
-// TestAdversarialCallOptionsTurnGAXRetriesOff: every call the Updater
+// TestCallOptionsTurnGAXRetriesOff: every call the Updater
 // makes carries CallOptions that turn a GAPIC client's own retries off
 // (the Client doc used to say it calls without CallOptions).
-func TestAdversarialCallOptionsTurnGAXRetriesOff(t *testing.T) {
+func TestCallOptionsTurnGAXRetriesOff(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	c := &optsClient{Client: e.client}
 	u, _ := updater(t, c)

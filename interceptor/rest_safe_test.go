@@ -18,6 +18,7 @@ import (
 // the RoundTripper reads it; a 503 is retried exactly when the request is
 // safe to replay.
 func TestRESTSafeDenyPoliciesAndCustomRoles(t *testing.T) {
+	t.Parallel()
 	const policy = "policies/cloudresourcemanager.googleapis.com%2Fprojects%2F123/denypolicies/p"
 	for _, c := range []struct {
 		verb, url, body string

@@ -29,7 +29,8 @@ func mustURL(t *testing.T, s string) *url.URL {
 
 // Malformed requests that a base RoundTripper accepts or refuses: the
 // RoundTripper never panics on them, and retries what it can.
-func TestAdversarialRESTMalformedRequests(t *testing.T) {
+func TestRESTMalformedRequests(t *testing.T) {
+	t.Parallel()
 	clock := vclock.New()
 	r := restRetrier(t, clock)
 
@@ -62,7 +63,8 @@ func (errBase) RoundTrip(*http.Request) (*http.Response, error) {
 }
 
 // failingGetBody's GetBody fails after the first call.
-func TestAdversarialRESTGetBodyFailsOnRetry(t *testing.T) {
+func TestRESTGetBodyFailsOnRetry(t *testing.T) {
+	t.Parallel()
 	clock := vclock.New()
 	r := restRetrier(t, clock)
 	base := &scriptedBase{answers: []httpAnswer{unavailable()}}
@@ -92,7 +94,8 @@ func TestAdversarialRESTGetBodyFailsOnRetry(t *testing.T) {
 // Error bodies: garbage, empty, truncated JSON, huge. The classification
 // falls back to the HTTP status; the final response's body reads whole
 // from the start, however long.
-func TestAdversarialRESTErrorBodies(t *testing.T) {
+func TestRESTErrorBodies(t *testing.T) {
+	t.Parallel()
 	huge := strings.Repeat("x", 3<<20)
 	for name, body := range map[string]string{
 		"empty":         "",
@@ -128,7 +131,8 @@ func (f rtFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r)
 // Retry-After at its extremes: huge (the wait cannot fit the deadline: the
 // 503 is returned at once), negative and garbage (ignored: the backoff),
 // a date in the past (no floor).
-func TestAdversarialRESTRetryAfterExtremes(t *testing.T) {
+func TestRESTRetryAfterExtremes(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		v     string
 		sent  int
@@ -165,7 +169,8 @@ func TestAdversarialRESTRetryAfterExtremes(t *testing.T) {
 
 // Cancelled during a REST wait: the error wraps the context's error and the
 // server's *googleapi.Error; the 503's body is closed; nothing more is sent.
-func TestAdversarialRESTCancelDuringWait(t *testing.T) {
+func TestRESTCancelDuringWait(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	clk := &cancellingClock{Clock: vclock.New(), at: 1, cancel: cancel, noticed: false}
 	r, err := interceptor.New(interceptor.WithClock(clk), fixedRandom(0.5))

@@ -34,7 +34,8 @@ func mustPanic(t *testing.T, f func()) (p any) {
 // A base transport that panics under a per-attempt timeout: the panic
 // reaches the caller and the attempt's context is cancelled on the way
 // (before: its timer lived on until the timeout, an hour here).
-func TestAdversarialRESTBasePanicCancelsAttemptContext(t *testing.T) {
+func TestRESTBasePanicCancelsAttemptContext(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{"first attempt", "retry"} {
 		t.Run(name, func(t *testing.T) {
 			r := restRetrier(t, vclock.New(), interceptor.WithPerAttemptTimeout(time.Hour))
@@ -69,7 +70,8 @@ func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { re
 // attempt: the panic reaches the caller, and the failed attempt's
 // response body is closed on the way (before: it stayed open, its
 // connection never reused; with a per-attempt timeout its context lived on).
-func TestAdversarialRESTHookPanicClosesLastBody(t *testing.T) {
+func TestRESTHookPanicClosesLastBody(t *testing.T) {
+	t.Parallel()
 	hooks := map[string]interceptor.Option{
 		"observer": interceptor.WithObserver(func(context.Context, interceptor.Attempt) { panic("boom: hook") }),
 		"logger":   interceptor.WithLogger(logging.LoggerFunc(func(context.Context, logging.Level, string, ...any) { panic("boom: hook") })),

@@ -17,8 +17,8 @@ import (
 	grpccodes "google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/types/known/fieldmaskpb"
 
+	"github.com/iamretry/iamretry/iamtest"
 	"github.com/iamretry/iamretry/interceptor"
-	"github.com/iamretry/iamretry/internal/fakeiam"
 )
 
 // TestRESTLostSetIamPolicyWithBindingsMaskIsNotReplayed is the REST face of
@@ -32,6 +32,7 @@ import (
 // is checked: the replay is made and refused with 409 ABORTED. A Retrier
 // told that everything is safe shows what the rule prevents.
 func TestRESTLostSetIamPolicyWithBindingsMaskIsNotReplayed(t *testing.T) {
+	t.Parallel()
 	const resource = "projects/p1"
 	type writeFunc func(ctx context.Context, g *restRig, etag, mask string) error
 	clients := []struct {
@@ -98,7 +99,7 @@ func TestRESTLostSetIamPolicyWithBindingsMaskIsNotReplayed(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				g.fake.LoseNextAnswers(fakeiam.MethodProjectsSetIamPolicy, 1)
+				g.fake.LoseNextAnswers(iamtest.MethodProjectsSetIamPolicy, 1)
 				g.reset()
 				armed.Store(true)
 				err = cl.write(ctx, g, p.Etag, tc.mask)
@@ -112,8 +113,8 @@ func TestRESTLostSetIamPolicyWithBindingsMaskIsNotReplayed(t *testing.T) {
 				case tc.wantHTTP != http.StatusOK && (!errors.As(err, &ge) || ge.Code != tc.wantHTTP):
 					t.Errorf("A's setIamPolicy: %v, want HTTP %d", err, tc.wantHTTP)
 				}
-				if n := g.fake.CountCalls(fakeiam.MethodProjectsSetIamPolicy) - 1; n != tc.wantWrites {
-					t.Errorf("A's setIamPolicy made %d attempts, want %d (calls %s)", n, tc.wantWrites, g.attemptHeaders(fakeiam.MethodProjectsSetIamPolicy))
+				if n := g.fake.CountCalls(iamtest.MethodProjectsSetIamPolicy) - 1; n != tc.wantWrites {
+					t.Errorf("A's setIamPolicy made %d attempts, want %d (calls %s)", n, tc.wantWrites, g.attemptHeaders(iamtest.MethodProjectsSetIamPolicy))
 				}
 				final, err := plain.Projects.GetIamPolicy(resource, &crm.GetIamPolicyRequest{}).Context(ctx).Do()
 				if err != nil {
@@ -156,6 +157,7 @@ func crmGrants(p *crm.Policy, role, member string) bool {
 // updateMask is empty or names etag, read from the discovery client's JSON
 // body by the RoundTripper.
 func TestRESTSetIamPolicyMaskDecidesReplayOn503(t *testing.T) {
+	t.Parallel()
 	g := newRESTRig(t, nil)
 	ctx := context.Background()
 	for _, tc := range []struct {
@@ -167,11 +169,11 @@ func TestRESTSetIamPolicyMaskDecidesReplayOn503(t *testing.T) {
 			t.Fatal(err)
 		}
 		g.reset()
-		g.fake.FailNext(fakeiam.MethodProjectsSetIamPolicy, 1, grpccodes.Unavailable)
+		g.fake.FailNext(iamtest.MethodProjectsSetIamPolicy, 1, grpccodes.Unavailable)
 		_, err = g.crm.Projects.SetIamPolicy("projects/p1", &crm.SetIamPolicyRequest{UpdateMask: tc.mask, Policy: &crm.Policy{
 			Etag: p.Etag, Bindings: []*crm.Binding{{Role: "roles/viewer", Members: []string{"user:a@example.com"}}},
 		}}).Context(ctx).Do()
-		if n := g.fake.CountCalls(fakeiam.MethodProjectsSetIamPolicy); n != tc.calls {
+		if n := g.fake.CountCalls(iamtest.MethodProjectsSetIamPolicy); n != tc.calls {
 			t.Errorf("updateMask %q: %d calls (err %v), want %d", tc.mask, n, err, tc.calls)
 		}
 		if wantErr := tc.calls == 1; (err != nil) != wantErr {

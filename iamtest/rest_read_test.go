@@ -39,6 +39,7 @@ func post(t *testing.T, srv *iamtest.Server, path, body string) (int, string) {
 // google.rpc.BadRequest, as Google's front end answers hand-written JSON
 // (the message users quote from curl and Terraform), at the top and nested.
 func TestRESTUnknownJSONName(t *testing.T) {
+	t.Parallel()
 	srv := iamtest.NewServer(t)
 	code, body := post(t, srv, "v3/projects/p:setIamPolicy", `{"policy": {"bindings": [], "etagg": "BwX="}}`)
 	if code != 400 || !strings.Contains(body, `Invalid JSON payload received. Unknown name \"etagg\" at 'policy': Cannot find field.`) ||
@@ -60,6 +61,7 @@ func TestRESTUnknownJSONName(t *testing.T) {
 // leaves etag out of its selection and writes the policy back writes blind,
 // in tests as in production.
 func TestRESTFieldsSelection(t *testing.T) {
+	t.Parallel()
 	srv := iamtest.NewServer(t)
 	svc, err := crm.NewService(context.Background(), srv.RESTClientOptions()...)
 	if err != nil {
@@ -91,6 +93,7 @@ func TestRESTFieldsSelection(t *testing.T) {
 // the body mapping, it is not possible to have HTTP parameters"; the live
 // answer is unverified), and is with SetRESTQueryBindsBodyFields.
 func TestRESTQueryOnBodyMethod(t *testing.T) {
+	t.Parallel()
 	srv := iamtest.NewServer(t)
 	srv.SeedPolicy("projects/p", &iampb.Policy{Version: 3, Bindings: []*iampb.Binding{{Role: "roles/viewer",
 		Members: []string{"user:a@example.com"}, Condition: &expr.Expr{Title: "t", Expression: "true"}}}})

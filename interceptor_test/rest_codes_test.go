@@ -10,10 +10,10 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/iamretry/iamretry/iamtest"
 	"github.com/iamretry/iamretry/interceptor"
 	"github.com/iamretry/iamretry/interceptor/policy"
 	crmadapter "github.com/iamretry/iamretry/interceptor/policy/crmv3"
-	"github.com/iamretry/iamretry/internal/fakeiam"
 )
 
 // TestRESTUpdaterReadsTheServersCodes pins the Updater's decisions over REST
@@ -25,6 +25,7 @@ import (
 // fails at once naming the opt-in, and lands with it; status.Code of what
 // Update returns is the server's code.
 func TestRESTUpdaterReadsTheServersCodes(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		client func(g *restRig) policy.Client
@@ -50,12 +51,12 @@ func TestRESTUpdaterReadsTheServersCodes(t *testing.T) {
 
 			// A stale etag answered FAILED_PRECONDITION: a conflict, rerun.
 			g.fake.SetStaleEtagCode(codes.FailedPrecondition)
-			g.fake.ConcurrentWriteNext(fakeiam.MethodProjectsSetIamPolicy, 1)
+			g.fake.ConcurrentWriteNext(iamtest.MethodProjectsSetIamPolicy, 1)
 			g.fake.ResetCalls()
 			if _, err := updater().Update(ctx, "projects/p1", policy.AddBinding("roles/viewer", "user:a@example.com")); err != nil {
 				t.Fatalf("stale etag answered FAILED_PRECONDITION: %v; want a rerun that lands", err)
 			}
-			if n := g.fake.CountCalls(fakeiam.MethodProjectsSetIamPolicy); n != 2 {
+			if n := g.fake.CountCalls(iamtest.MethodProjectsSetIamPolicy); n != 2 {
 				t.Fatalf("%d writes, want 2 (the refused one and the rerun)", n)
 			}
 

@@ -18,7 +18,8 @@ import (
 // interceptor.New; before, a zero Retrier's interceptor and RoundTripper
 // worked until the first failure and then panicked deep inside (a nil
 // classifier), and Do panicked on its first failure the same way.
-func TestAdversarialZeroRetrierPanicsAtOnce(t *testing.T) {
+func TestZeroRetrierPanicsAtOnce(t *testing.T) {
+	t.Parallel()
 	unavailable := func(context.Context) error { return status.Error(grpccodes.Unavailable, "down") }
 	var zero interceptor.Retrier
 	var nilR *interceptor.Retrier

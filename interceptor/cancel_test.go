@@ -29,7 +29,8 @@ func (s *script) realInvoker() func(ctx context.Context) error {
 
 // Cancelled before the first attempt: one attempt (the invoker decides
 // what to do with a dead context), its error unchanged, no wait.
-func TestAdversarialCancelBeforeFirstAttempt(t *testing.T) {
+func TestCancelBeforeFirstAttempt(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -47,7 +48,8 @@ func TestAdversarialCancelBeforeFirstAttempt(t *testing.T) {
 }
 
 // Cancelled during an attempt: the attempt's error, no retry.
-func TestAdversarialCancelDuringAttempt(t *testing.T) {
+func TestCancelDuringAttempt(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &script{block: 1}
@@ -86,7 +88,8 @@ func (c *cancellingClock) Sleep(ctx context.Context, d time.Duration) error {
 // further attempt is sent, and the error has the context's code and wraps
 // the server's last error, as the package promises for a context that
 // ends during a wait.
-func TestAdversarialCancelDuringAndAtEndOfWait(t *testing.T) {
+func TestCancelDuringAndAtEndOfWait(t *testing.T) {
+	t.Parallel()
 	for _, noticed := range []bool{true, false} {
 		for _, at := range []int{1, 3} {
 			ctx, cancel := context.WithCancel(context.Background())
@@ -130,9 +133,14 @@ func TestAdversarialCancelDuringAndAtEndOfWait(t *testing.T) {
 
 // A context deadline shorter than the first wait: the call ends at once
 // with the server's error, unchanged, and no wait is started.
-func TestAdversarialContextDeadlineShorterThanFirstWait(t *testing.T) {
+func TestContextDeadlineShorterThanFirstWait(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	// The deadline is set on the virtual clock, moved an hour ahead of the
+	// wall clock first: 500 ms away for the Retrier, an hour away in real
+	// time, so it cannot pass before the attempt on a busy machine.
+	h.clock.Advance(time.Hour)
+	ctx, cancel := context.WithDeadline(context.Background(), h.clock.Now().Add(500*time.Millisecond))
 	defer cancel()
 	s := &script{errs: fail(grpccodes.Internal, 5)}
 	err := h.call(ctx, s, getPolicy, nil)
@@ -145,7 +153,8 @@ func TestAdversarialContextDeadlineShorterThanFirstWait(t *testing.T) {
 }
 
 // A retry deadline shorter than the first wait: same, Reason DeadlineReached.
-func TestAdversarialRetryDeadlineShorterThanFirstWait(t *testing.T) {
+func TestRetryDeadlineShorterThanFirstWait(t *testing.T) {
+	t.Parallel()
 	for _, d := range []time.Duration{1, time.Second} { // the first wait is 1.5 s
 		h := newHarness(t, interceptor.WithDeadline(d))
 		s := &script{errs: fail(grpccodes.Internal, 5)}
@@ -158,7 +167,8 @@ func TestAdversarialRetryDeadlineShorterThanFirstWait(t *testing.T) {
 
 // Attempt caps of 1, at the Retrier and per call, and the per-call cap
 // overriding the Retrier's both ways.
-func TestAdversarialAttemptCapsOfOne(t *testing.T) {
+func TestAttemptCapsOfOne(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		opts  []interceptor.Option

@@ -18,7 +18,8 @@ import (
 // One owner per call: Do and WaitVisible over a client that carries a
 // Retrier's interceptor (a different Retrier, with a longer schedule of its
 // own) or RoundTripper: the server sees exactly the owner's attempts.
-func TestAdversarialOneOwnerPerCallCountsTheServersCalls(t *testing.T) {
+func TestOneOwnerPerCallCountsTheServersCalls(t *testing.T) {
+	t.Parallel()
 	clock := vclock.New()
 	outer, err := interceptor.New(interceptor.WithClock(clock), fixedRandom(0.5), interceptor.WithMaxAttempts(3))
 	if err != nil {
@@ -86,7 +87,8 @@ func TestAdversarialOneOwnerPerCallCountsTheServersCalls(t *testing.T) {
 // The options at their extremes: the largest durations and counts are
 // accepted and a failing call still ends (within its context) with the
 // server's error, never a wrapped-around negative deadline.
-func TestAdversarialOptionsAtTheirExtremes(t *testing.T) {
+func TestOptionsAtTheirExtremes(t *testing.T) {
+	t.Parallel()
 	longest := time.Duration(math.MaxInt64)
 	for name, opts := range map[string][]interceptor.Option{
 		"WithDeadline(MaxInt64)":          {interceptor.WithDeadline(longest)},
@@ -137,7 +139,8 @@ func TestAdversarialOptionsAtTheirExtremes(t *testing.T) {
 // WaitVisible cancelled during a wait that confirms a good read: the value
 // of that read comes back with an error of the context's code that wraps
 // the *UnconfirmedError.
-func TestAdversarialWaitVisibleCancelledWhileConfirming(t *testing.T) {
+func TestWaitVisibleCancelledWhileConfirming(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	clk := &cancellingClock{Clock: vclock.New(), at: 1, cancel: cancel, noticed: true}
 	r, err := interceptor.New(interceptor.WithClock(clk), fixedRandom(0.5))

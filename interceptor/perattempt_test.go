@@ -32,7 +32,8 @@ func (b *ctxAwareBase) RoundTrip(req *http.Request) (*http.Response, error) {
 // timeout nothing: the attempt after it could not reach the server, and
 // the caller would get a client-made DEADLINE_EXCEEDED in place of the
 // server's last error. No such doomed attempt is made.
-func TestAdversarialPerAttemptTimeoutLeftNothingByTheRetryDeadline(t *testing.T) {
+func TestPerAttemptTimeoutLeftNothingByTheRetryDeadline(t *testing.T) {
+	t.Parallel()
 	opts := []interceptor.Option{
 		interceptor.WithBackoff(interceptor.Backoff{Initial: time.Second, Multiplier: 2, Max: time.Minute, Jitter: interceptor.NoJitter}),
 		interceptor.WithDeadline(time.Second), // the first wait (1 s) ends exactly at it

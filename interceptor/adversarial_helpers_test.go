@@ -1,8 +1,0 @@
-package interceptor_test
-
-import "google.golang.org/grpc"
-
-type (
-	grpcClientConn = grpc.ClientConn
-	grpcCallOption = grpc.CallOption
-)
