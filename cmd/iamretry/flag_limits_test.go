@@ -11,7 +11,7 @@ import (
 // add-binding would grant only the second member) and simulate --seeds
 // without --contention (it would be ignored) included. policy --deadline 0
 // is no retry deadline of its own: --timeout or Ctrl-C end the command.
-func TestAdversarialFlagExtremes(t *testing.T) {
+func TestFlagExtremes(t *testing.T) {
 	pol := []string{"--endpoint", "127.0.0.1:9", "--insecure"}
 	add := []string{"policy", "add-binding", "--resource", "projects/p", "--role", "roles/viewer", "--member", "user:a@example.com"}
 	for _, tc := range []struct {

@@ -15,7 +15,7 @@ import (
 // (serviceAccount:P.svc.id.goog[NS/KSA]), deleted:principal://...,
 // projectOwner:P; and accepted principal://host, which the library then
 // refused at run time.
-func TestAdversarialMemberAgreesWithLibrary(t *testing.T) {
+func TestMemberAgreesWithLibrary(t *testing.T) {
 	for _, m := range []string{
 		"user:alice@example.com", "serviceAccount:my-proj.svc.id.goog[ns/ksa]",
 		"deleted:principal://iam.googleapis.com/locations/global/workforcePools/p/subject/s",
