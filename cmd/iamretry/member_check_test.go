@@ -8,7 +8,7 @@ import (
 	"github.com/iamretry/iamretry/interceptor/policy"
 )
 
-// TestAdversarialMemberAgreesWithLibrary: the CLI's --member check accepts
+// TestMemberAgreesWithLibrary: the CLI's --member check accepts
 // exactly the members the library's mutations accept (DESIGN: every form
 // IAM documents, from one table). The CLI had a table of its own that
 // refused documented forms: a GKE Workload Identity member
