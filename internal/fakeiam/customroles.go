@@ -219,6 +219,45 @@ func (st *state) getCustomRoleLocked(name string) (*customRole, error) {
 	return cr, nil
 }
 
+// checkCustomRoleName refuses a predefined role's name and a malformed one.
+func checkCustomRoleName(name string) error {
+	if strings.HasPrefix(name, "roles/") {
+		return predefinedRoleRefusal(name)
+	}
+	if _, _, ok := customRoleParent(name); !ok {
+		return status.Errorf(codes.InvalidArgument, "invalid role name %q: expected projects/PROJECT_ID/roles/ID or organizations/ORG_ID/roles/ID", name)
+	}
+	return nil
+}
+
+// changeCustomRole changes the custom role name under the store's lock: a
+// non-empty etag that is not the role's answers the stale-etag code
+// (ABORTED unless SetStaleEtagCode); f changes next, a copy of the role
+// (and cr's bookkeeping), or refuses; the change gets a new etag and is
+// answered.
+func (a *adminService) changeCustomRole(name string, etag []byte, f func(cr *customRole, next *adminpb.Role, now time.Time) error) (*adminpb.Role, error) {
+	staleCode := a.s.staleEtagCode()
+	now := a.s.now()
+	st := a.s.state
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.sweepRolesLocked(now)
+	cr, err := st.getCustomRoleLocked(name)
+	if err != nil {
+		return nil, err
+	}
+	if len(etag) > 0 && !bytes.Equal(etag, cr.role.Etag) {
+		return nil, status.Error(staleCode, concurrentChangeMessage)
+	}
+	next := proto.Clone(cr.role).(*adminpb.Role)
+	if err := f(cr, next, now); err != nil {
+		return nil, err
+	}
+	next.Etag = st.nextEtagLocked()
+	cr.role = next
+	return proto.Clone(next).(*adminpb.Role), nil
+}
+
 // UpdateRole changes the fields of a custom role that update_mask names
 // (title, description, included_permissions, stage; all of them when the
 // mask is empty). A role.etag that is not the current one answers ABORTED,
@@ -226,11 +265,8 @@ func (st *state) getCustomRoleLocked(name string) (*customRole, error) {
 // etag writes blind.
 func (a *adminService) UpdateRole(_ context.Context, req *adminpb.UpdateRoleRequest) (*adminpb.Role, error) {
 	name := req.GetName()
-	if strings.HasPrefix(name, "roles/") {
-		return nil, predefinedRoleRefusal(name)
-	}
-	if _, _, ok := customRoleParent(name); !ok {
-		return nil, status.Errorf(codes.InvalidArgument, "invalid role name %q: expected projects/PROJECT_ID/roles/ID or organizations/ORG_ID/roles/ID", name)
+	if err := checkCustomRoleName(name); err != nil {
+		return nil, err
 	}
 	in := req.GetRole()
 	paths := req.GetUpdateMask().GetPaths()
@@ -250,38 +286,24 @@ func (a *adminService) UpdateRole(_ context.Context, req *adminpb.UpdateRoleRequ
 	if err := checkRoleFields(in); err != nil {
 		return nil, err
 	}
-	staleCode := a.s.staleEtagCode()
-	now := a.s.now()
-	st := a.s.state
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	st.sweepRolesLocked(now)
-	cr, err := st.getCustomRoleLocked(name)
-	if err != nil {
-		return nil, err
-	}
-	if len(in.GetEtag()) > 0 && !bytes.Equal(in.GetEtag(), cr.role.Etag) {
-		return nil, status.Error(staleCode, concurrentChangeMessage)
-	}
-	if !cr.deletedAt.IsZero() {
-		return nil, status.Errorf(codes.FailedPrecondition, "You can't update role_id (%s) as it is deleted.", name)
-	}
-	next := proto.Clone(cr.role).(*adminpb.Role)
-	for _, p := range paths {
-		switch p {
-		case "title":
-			next.Title = in.GetTitle()
-		case "description":
-			next.Description = in.GetDescription()
-		case "included_permissions":
-			next.IncludedPermissions = slices.Clone(in.GetIncludedPermissions())
-		case "stage":
-			next.Stage = in.GetStage()
+	return a.changeCustomRole(name, in.GetEtag(), func(cr *customRole, next *adminpb.Role, _ time.Time) error {
+		if !cr.deletedAt.IsZero() {
+			return status.Errorf(codes.FailedPrecondition, "You can't update role_id (%s) as it is deleted.", name)
 		}
-	}
-	next.Etag = st.nextEtagLocked()
-	cr.role = next
-	return proto.Clone(next).(*adminpb.Role), nil
+		for _, p := range paths {
+			switch p {
+			case "title":
+				next.Title = in.GetTitle()
+			case "description":
+				next.Description = in.GetDescription()
+			case "included_permissions":
+				next.IncludedPermissions = slices.Clone(in.GetIncludedPermissions())
+			case "stage":
+				next.Stage = in.GetStage()
+			}
+		}
+		return nil
+	})
 }
 
 // snakeCase turns a lowerCamelCase field path into its proto name.
@@ -303,66 +325,34 @@ func snakeCase(p string) string {
 // answers FAILED_PRECONDITION with IAM's message.
 func (a *adminService) DeleteRole(_ context.Context, req *adminpb.DeleteRoleRequest) (*adminpb.Role, error) {
 	name := req.GetName()
-	if strings.HasPrefix(name, "roles/") {
-		return nil, predefinedRoleRefusal(name)
-	}
-	if _, _, ok := customRoleParent(name); !ok {
-		return nil, status.Errorf(codes.InvalidArgument, "invalid role name %q: expected projects/PROJECT_ID/roles/ID or organizations/ORG_ID/roles/ID", name)
-	}
-	staleCode := a.s.staleEtagCode()
-	now := a.s.now()
-	st := a.s.state
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	st.sweepRolesLocked(now)
-	cr, err := st.getCustomRoleLocked(name)
-	if err != nil {
+	if err := checkCustomRoleName(name); err != nil {
 		return nil, err
 	}
-	if len(req.GetEtag()) > 0 && !bytes.Equal(req.GetEtag(), cr.role.Etag) {
-		return nil, status.Error(staleCode, concurrentChangeMessage)
-	}
-	if !cr.deletedAt.IsZero() {
-		return nil, status.Errorf(codes.FailedPrecondition, "You can't delete role_id (%s) as it is already deleted.", name)
-	}
-	next := proto.Clone(cr.role).(*adminpb.Role)
-	next.Deleted = true
-	next.Etag = st.nextEtagLocked()
-	cr.role, cr.deletedAt = next, now
-	return proto.Clone(next).(*adminpb.Role), nil
+	return a.changeCustomRole(name, req.GetEtag(), func(cr *customRole, next *adminpb.Role, now time.Time) error {
+		if !cr.deletedAt.IsZero() {
+			return status.Errorf(codes.FailedPrecondition, "You can't delete role_id (%s) as it is already deleted.", name)
+		}
+		next.Deleted = true
+		cr.deletedAt = now
+		return nil
+	})
 }
 
 // UndeleteRole restores a custom role deleted less than RoleUndeleteWindow
 // ago; undeleting a live role answers FAILED_PRECONDITION.
 func (a *adminService) UndeleteRole(_ context.Context, req *adminpb.UndeleteRoleRequest) (*adminpb.Role, error) {
 	name := req.GetName()
-	if strings.HasPrefix(name, "roles/") {
-		return nil, predefinedRoleRefusal(name)
-	}
-	if _, _, ok := customRoleParent(name); !ok {
-		return nil, status.Errorf(codes.InvalidArgument, "invalid role name %q: expected projects/PROJECT_ID/roles/ID or organizations/ORG_ID/roles/ID", name)
-	}
-	staleCode := a.s.staleEtagCode()
-	now := a.s.now()
-	st := a.s.state
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	st.sweepRolesLocked(now)
-	cr, err := st.getCustomRoleLocked(name)
-	if err != nil {
+	if err := checkCustomRoleName(name); err != nil {
 		return nil, err
 	}
-	if len(req.GetEtag()) > 0 && !bytes.Equal(req.GetEtag(), cr.role.Etag) {
-		return nil, status.Error(staleCode, concurrentChangeMessage)
-	}
-	if cr.deletedAt.IsZero() {
-		return nil, status.Errorf(codes.FailedPrecondition, "You can't undelete role_id (%s) as it is not deleted.", name)
-	}
-	next := proto.Clone(cr.role).(*adminpb.Role)
-	next.Deleted = false
-	next.Etag = st.nextEtagLocked()
-	cr.role, cr.deletedAt = next, time.Time{}
-	return proto.Clone(next).(*adminpb.Role), nil
+	return a.changeCustomRole(name, req.GetEtag(), func(cr *customRole, next *adminpb.Role, _ time.Time) error {
+		if cr.deletedAt.IsZero() {
+			return status.Errorf(codes.FailedPrecondition, "You can't undelete role_id (%s) as it is not deleted.", name)
+		}
+		next.Deleted = false
+		cr.deletedAt = time.Time{}
+		return nil
+	})
 }
 
 // getRole answers GetRole: a predefined role, or a custom one (deleted ones

@@ -123,11 +123,9 @@ func (s *Server) DenyPolicy(name string) *iamv2pb.Policy {
 	if err != nil {
 		return nil
 	}
-	now := s.now()
+	_, unlock := s.lockDeny()
+	defer unlock()
 	ds := s.deny
-	ds.mu.Lock()
-	defer ds.mu.Unlock()
-	s.completeDueLocked(now)
 	if p, ok := ds.policies[canon]; ok {
 		return proto.Clone(p).(*iamv2pb.Policy)
 	}
@@ -144,11 +142,9 @@ func (s *Server) SeedDenyPolicy(name string, p *iamv2pb.Policy) (*iamv2pb.Policy
 	if err != nil {
 		return nil, err
 	}
-	now := s.now()
+	now, unlock := s.lockDeny()
+	defer unlock()
 	ds := s.deny
-	ds.mu.Lock()
-	defer ds.mu.Unlock()
-	s.completeDueLocked(now)
 	if p == nil {
 		delete(ds.policies, canon)
 		return nil, nil
@@ -205,11 +201,9 @@ func (s *Server) bumpDenyEtag(name string) {
 	if err != nil {
 		return
 	}
-	now := s.now()
+	now, unlock := s.lockDeny()
+	defer unlock()
 	ds := s.deny
-	ds.mu.Lock()
-	defer ds.mu.Unlock()
-	s.completeDueLocked(now)
 	if p, ok := ds.policies[canon]; ok {
 		next := proto.Clone(p).(*iamv2pb.Policy)
 		next.Etag = ds.nextEtagLocked()
@@ -470,6 +464,15 @@ type denyService struct {
 	s *Server
 }
 
+// lockDeny locks the deny store, first completing the operations due by
+// now, and returns now and the unlock.
+func (s *Server) lockDeny() (time.Time, func()) {
+	now := s.now()
+	s.deny.mu.Lock()
+	s.completeDueLocked(now)
+	return now, s.deny.mu.Unlock
+}
+
 // operationsService serves google.longrunning.Operations' GetOperation for
 // the operations of denyService.
 type operationsService struct {
@@ -486,11 +489,9 @@ func (d *denyService) ListPolicies(_ context.Context, req *iamv2pb.ListPoliciesR
 	if err != nil {
 		return nil, err
 	}
-	now := s.now()
+	_, unlock := s.lockDeny()
+	defer unlock()
 	ds := s.deny
-	ds.mu.Lock()
-	defer ds.mu.Unlock()
-	s.completeDueLocked(now)
 	var names []string
 	for name := range ds.policies {
 		if strings.HasPrefix(name, parent+"/") {
@@ -526,11 +527,9 @@ func (d *denyService) GetPolicy(_ context.Context, req *iamv2pb.GetPolicyRequest
 	if err != nil {
 		return nil, err
 	}
-	now := s.now()
+	_, unlock := s.lockDeny()
+	defer unlock()
 	ds := s.deny
-	ds.mu.Lock()
-	defer ds.mu.Unlock()
-	s.completeDueLocked(now)
 	p, ok := ds.policies[canon]
 	if !ok {
 		return nil, status.Errorf(codes.NotFound, "policy %s not found", req.GetName())
@@ -556,11 +555,9 @@ func (d *denyService) CreatePolicy(_ context.Context, req *iamv2pb.CreatePolicyR
 		return nil, err
 	}
 	target := parent + "/" + req.GetPolicyId()
-	now := s.now()
+	now, unlock := s.lockDeny()
+	defer unlock()
 	ds := s.deny
-	ds.mu.Lock()
-	defer ds.mu.Unlock()
-	s.completeDueLocked(now)
 	if _, ok := ds.policies[target]; ok || ds.pendingCreateLocked(target) {
 		return nil, status.Errorf(codes.AlreadyExists, "policy %s already exists", target)
 	}
@@ -611,11 +608,9 @@ func (d *denyService) DeletePolicy(_ context.Context, req *iamv2pb.DeletePolicyR
 // call: the policy must exist and, unless the stale etag is to show in the
 // operation, carry the etag given.
 func (s *Server) guardedWrite(method, canon, name, etag string, p *iamv2pb.Policy) (*longrunningpb.Operation, error) {
-	now := s.now()
+	now, unlock := s.lockDeny()
+	defer unlock()
 	ds := s.deny
-	ds.mu.Lock()
-	defer ds.mu.Unlock()
-	s.completeDueLocked(now)
 	cur, ok := ds.policies[canon]
 	if !ok {
 		return nil, status.Errorf(codes.NotFound, "policy %s not found", name)
@@ -643,11 +638,9 @@ func (o *operationsService) GetOperation(_ context.Context, req *longrunningpb.G
 			alt = canon + name[i:]
 		}
 	}
-	now := s.now()
+	_, unlock := s.lockDeny()
+	defer unlock()
 	ds := s.deny
-	ds.mu.Lock()
-	defer ds.mu.Unlock()
-	s.completeDueLocked(now)
 	op, ok := ds.ops[name]
 	if !ok {
 		op, ok = ds.ops[alt]
