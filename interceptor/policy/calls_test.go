@@ -131,3 +131,24 @@ func total(t *testing.T, reader *sdkmetric.ManualReader, name string) (n, sum in
 	}
 	return n, sum
 }
+
+// oneRetry returns how many calls iamretry.client.call.retries recorded
+// with exactly one retry (its first bucket, (0, 1]).
+func oneRetry(t *testing.T, reader *sdkmetric.ManualReader) uint64 {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	var n uint64
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if d, ok := m.Data.(metricdata.Histogram[int64]); ok && m.Name == "iamretry.client.call.retries" {
+				for _, p := range d.DataPoints {
+					n += p.BucketCounts[0]
+				}
+			}
+		}
+	}
+	return n
+}
