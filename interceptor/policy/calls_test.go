@@ -5,6 +5,7 @@ package policy_test
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"testing"
 
@@ -151,4 +152,40 @@ func oneRetry(t *testing.T, reader *sdkmetric.ManualReader) uint64 {
 		}
 	}
 	return n
+}
+
+// TestCoalescedUpdatesOwnEndsCounted: in one coalesced batch, an Update
+// whose Mutation fails and an Update whose caller gives up while queued
+// are each one call with their own code, and the batch's successful
+// Update one OK call: nothing gave up a retryable failure.
+func TestCoalescedUpdatesOwnEndsCounted(t *testing.T) {
+	mp, reader := meter(t)
+	x := holdFirstReadWith(t, interceptor.WithMeterProvider(mp))
+	ctx := context.Background()
+	boom := status.Error(codes.FailedPrecondition, "boom")
+	a := x.queue(t, ctx, policy.AddBinding("roles/viewer", "user:a@example.com"))
+	b := x.queue(t, ctx, func(*iampb.Policy) (bool, error) { return false, boom })
+	cctx, cancel := context.WithCancel(ctx)
+	c := x.queue(t, cctx, policy.AddBinding("roles/viewer", "user:c@example.com"))
+	cancel()
+	if r := <-c; status.Code(r.err) != codes.Canceled {
+		t.Fatalf("the caller that gave up: %v", r.err)
+	}
+	x.release()
+	for _, ch := range []chan result{x.first, a} {
+		if r := <-ch; r.err != nil {
+			t.Fatal(r.err)
+		}
+	}
+	if r := <-b; status.Code(r.err) != codes.FailedPrecondition {
+		t.Fatalf("the failing Mutation: %v", r.err)
+	}
+	m := policy.UpdateMethod
+	want := map[string]int64{m + " OK": 2, m + " FAILED_PRECONDITION": 1, m + " CANCELLED": 1}
+	if got := callsByStatus(t, reader); !maps.Equal(got, want) {
+		t.Errorf("iamretry.client.calls %v; want %v", got, want)
+	}
+	if n, _ := total(t, reader, "iamretry.client.call.gave_up"); n != 0 {
+		t.Errorf("gave_up %d, want none", n)
+	}
 }
