@@ -364,12 +364,6 @@ func splittable(err error) bool {
 // call (count): end is how b's read-modify-write ended.
 func (u *Updater) deliver(b *batch, ws []*waiter, out []outcome, err error, end interceptor.CallEnd) {
 	resource := b.resource
-	var calls []call
-	defer func() { // outside u.mu: the metrics have locks of their own
-		for _, c := range calls {
-			u.r.RecordCall(c.ctx, UpdateMethod, c.end)
-		}
-	}()
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	for i, w := range ws {
@@ -400,16 +394,12 @@ func (u *Updater) deliver(b *batch, ws []*waiter, out []outcome, err error, end 
 		}
 		w.finished = true
 		if w.panicked == nil && !w.goexit { // a panic is re-raised, not counted
-			calls = append(calls, call{w.ctx, w.ended(end, own)})
+			// Before the caller has its result: its call is counted
+			// when Update returns.
+			u.r.RecordCall(w.ctx, UpdateMethod, w.ended(end, own))
 		}
 		close(w.done)
 	}
-}
-
-// call is the record of one Update's call.
-type call struct {
-	ctx context.Context
-	end interceptor.CallEnd
 }
 
 // ended is how w's call ended, its result set after the read-modify-write
