@@ -71,7 +71,7 @@ type rmw struct {
 	// failed but maybe the last), waited the time between them, last is
 	// when the last call to the Client returned. end is Transact's end
 	// (ReadModifyWrite.Ended). failed is set once a call to the Client
-	// failed: a caller that gives up after it gave up a retryable failure
+	// failed: a caller whose context ends after that gave up on a failure
 	// (read by the batching layer on the caller's goroutine).
 	clock    interceptor.Clock
 	attempts int
