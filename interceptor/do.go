@@ -37,7 +37,10 @@ func (r *Retrier) do(ctx context.Context, j *job, f func(context.Context) error)
 	ctx = own(ctx)
 	err := f(ctx)
 	if err == nil {
-		if r.m != nil {
+		switch {
+		case j.rmw.ended != nil:
+			j.rmw.ended(CallEnd{Reason: Succeeded})
+		case r.m != nil:
 			r.m.succeeded(j.method)
 		}
 		return nil

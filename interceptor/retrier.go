@@ -223,12 +223,16 @@ func (r *Retrier) run(ctx context.Context, j *job, err error) error {
 // end records the end of a call that failed at least once: retries is how
 // many retries it made, waited the time it spent waiting between attempts.
 func (r *Retrier) end(ctx context.Context, j *job, a *Attempt, retries int, waited time.Duration) {
-	if r.m == nil {
+	if r.m == nil && j.rmw.ended == nil {
 		return
 	}
 	reason := a.Reason
 	if reason == ContextDone && !givesUp(a) {
 		reason = NotRetryable // not a give-up: the error was not retryable anyway
+	}
+	if j.rmw.ended != nil { // a transaction that counts its callers' calls itself
+		j.rmw.ended(CallEnd{Err: a.Err, Retries: retries, Waited: waited, Reason: reason})
+		return
 	}
 	r.m.ended(ctx, j.method, a.Err, retries, waited, reason)
 }

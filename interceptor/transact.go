@@ -78,6 +78,48 @@ type ReadModifyWrite[T any] struct {
 	// attempt's span event goes to the span of each of them instead of
 	// Transact's ctx. Observers still get Transact's ctx.
 	Callers func() []context.Context
+	// Ended, when set, is given how the transaction ended, once, before
+	// Transact returns, and the Retrier's metrics do not count the
+	// transaction as a call (iamretry.client.calls, .call.retries,
+	// .call.retry_delay, .call.gave_up; writes and conflicts are still
+	// counted). A transaction run for several callers (a coalesced policy
+	// Updater batch) sets it to count each caller's call itself, with
+	// Retrier.RecordCall, once that caller's outcome is known. It is not
+	// called when Transact refuses t, nor when a panic ends it.
+	Ended func(CallEnd)
+}
+
+// CallEnd is how one call ended, as the Retrier's metrics count it: what
+// ReadModifyWrite.Ended is given, and what Retrier.RecordCall records.
+type CallEnd struct {
+	// Err is the call's error; nil: it succeeded. Its gRPC code
+	// (codes.CodeOf) is the grpc.status recorded.
+	Err error
+	// Retries is the number of attempts after the first; the retries and
+	// retry_delay histograms record a call only when it is above 0.
+	Retries int
+	// Waited is the time spent waiting between attempts.
+	Waited time.Duration
+	// Reason is why the call ended: Succeeded, or the Reason of its last
+	// Attempt; a give-up reason adds to gave_up. ContextDone counts as a
+	// give-up: Transact hands Ended NotRetryable instead when its context
+	// ended while no retry was due.
+	Reason Reason
+}
+
+// RecordCall counts one call of the read-modify-write named method (a
+// ReadModifyWrite's Method) that ended as e in r's metrics, as the engine
+// counts a call at its end: iamretry.client.calls, and when e.Retries > 0
+// the retries and retry_delay histograms, and gave_up for a give-up
+// Reason. It is for a transaction that set ReadModifyWrite.Ended: call it
+// once per caller the transaction ran for, each with that caller's own
+// outcome. Without WithMeterProvider it does nothing. A Retrier not built
+// by New panics, naming New.
+func (r *Retrier) RecordCall(ctx context.Context, method string, e CallEnd) {
+	r.mustBeBuilt("Retrier.RecordCall")
+	if r.m != nil {
+		r.m.ended(ctx, method, e.Err, e.Retries, e.Waited, e.Reason)
+	}
 }
 
 // Transact runs t on r's engine as a retried transaction, the IAM
@@ -104,7 +146,7 @@ func Transact[T any](ctx context.Context, r *Retrier, t ReadModifyWrite[T]) (T, 
 	x.j = job{
 		method:        t.Method,
 		resource:      t.Resource,
-		rmw:           rmwJob{on: true, schedule: t.Conflicts},
+		rmw:           rmwJob{on: true, schedule: t.Conflicts, ended: t.Ended},
 		retryNotFound: restFlagsOf(ctx)&restNotFound != 0,
 		deadline:      r.cfg.deadline,
 		maxAttempts:   r.cfg.maxAttempts,
@@ -317,6 +359,9 @@ type rmwJob struct {
 	// first is when the call's first conflict was seen (the schedule
 	// counts from it); zero before it.
 	first time.Time
+	// ended, when set, is given the call's end instead of the metrics
+	// (ReadModifyWrite.Ended).
+	ended func(CallEnd)
 }
 
 // spread reports whether a rerun after a conflict waits its own schedule;

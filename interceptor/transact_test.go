@@ -611,3 +611,55 @@ func TestTransactLongRunningWrite(t *testing.T) {
 		t.Fatalf("items %v", s.items)
 	}
 }
+
+// TestTransactEndedCountsCallers: with Ended, Transact counts no call of
+// its own (a success at once, a success after a conflict) but still counts
+// writes and conflicts; Ended gets how it ended, and RecordCall counts what
+// it is given, once per caller.
+func TestTransactEndedCountsCallers(t *testing.T) {
+	m := newMeterRig(t)
+	h := newHarness(t, m.option())
+	method := map[string]string{"grpc.method": "iamretry.policy/Update"}
+	var ends []interceptor.CallEnd
+	for _, steal := range []int{0, 1} {
+		s := &etagStore{steal: steal}
+		tx := s.add("a")
+		tx.Method = "iamretry.policy/Update"
+		tx.Ended = func(e interceptor.CallEnd) { ends = append(ends, e) }
+		if _, err := interceptor.Transact(context.Background(), h.r, tx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(ends) != 2 || ends[0] != (interceptor.CallEnd{Reason: interceptor.Succeeded}) ||
+		ends[1].Err != nil || ends[1].Retries != 1 || ends[1].Reason != interceptor.Succeeded || ends[1].Waited <= 0 {
+		t.Fatalf("Ended got %+v; want a success at once, then one after 1 retry and a wait", ends)
+	}
+	ms := m.collect()
+	if n, ok := sum(t, ms, "iamretry.client.calls", method); n != 0 {
+		t.Errorf("calls %d (found %v), want none: Ended counts them", n, ok)
+	}
+	if n, _ := sum(t, ms, "iamretry.policy.update.writes", method); n != 3 {
+		t.Errorf("writes %d, want 3", n)
+	}
+	if n, _ := sum(t, ms, "iamretry.policy.update.conflicts", method); n != 1 {
+		t.Errorf("conflicts %d, want 1", n)
+	}
+	for range 3 { // the second transaction ran for three callers
+		h.r.RecordCall(context.Background(), "iamretry.policy/Update", ends[1])
+	}
+	h.r.RecordCall(context.Background(), "iamretry.policy/Update",
+		interceptor.CallEnd{Err: status.Error(grpccodes.InvalidArgument, "no"), Reason: interceptor.NotRetryable})
+	ms = m.collect()
+	if n, _ := sum(t, ms, "iamretry.client.calls", method); n != 3 {
+		t.Errorf("calls OK %d, want 3", n)
+	}
+	if n, _ := sum(t, ms, "iamretry.client.calls", map[string]string{"grpc.method": "iamretry.policy/Update", "grpc.status": "INVALID_ARGUMENT"}); n != 1 {
+		t.Errorf("calls INVALID_ARGUMENT %d, want 1", n)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("RecordCall on a zero Retrier did not panic")
+		}
+	}()
+	new(interceptor.Retrier).RecordCall(context.Background(), "x", interceptor.CallEnd{})
+}

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/iamretry/iamretry/codes"
+	"github.com/iamretry/iamretry/interceptor"
 )
 
 // The batching layer: the outer one. Each resource being updated has a
@@ -53,6 +54,12 @@ type waiter struct {
 	err      error
 	panicked any  // re-raised in the caller
 	goexit   bool // its Mutation called runtime.Goexit: re-raised in the caller
+
+	// retries and waited are what the caller lived through in the batches
+	// that handed it back (each attempt its change failed in, and the waits
+	// between them), for its call's record (count).
+	retries int
+	waited  time.Duration
 }
 
 // queue holds the waiters of one resource not yet in a batch.
@@ -75,6 +82,9 @@ type batch struct {
 	// become visible (it then ends on its own).
 	released chan struct{}
 	release  func()
+	// t is the batch's read-modify-write once it runs; guarded by
+	// Updater.mu.
+	t *rmw
 }
 
 func (u *Updater) enqueue(resource string, w *waiter) {
@@ -109,6 +119,7 @@ func (u *Updater) leave(resource string, w *waiter) (queued, ok bool) {
 	}
 	w.left = true
 	b := w.batch
+	u.countLeft(w, b)
 	if b == nil {
 		if q := u.queues[resource]; q != nil {
 			q.pending = slices.DeleteFunc(q.pending, func(x *waiter) bool { return x == w })
@@ -120,6 +131,18 @@ func (u *Updater) leave(resource string, w *waiter) (queued, ok bool) {
 	u.mu.Unlock()
 	w.ch.leave()
 	return false, true
+}
+
+// countLeft records the call of w, whose caller gave up (its context ended)
+// while w's change was queued (b nil) or in b: with the context's code, and
+// as a give-up (ContextDone) when the change had met a failure, here or in
+// a batch that handed it back. u.mu must be held.
+func (u *Updater) countLeft(w *waiter, b *batch) {
+	reason := interceptor.NotRetryable
+	if w.retries > 0 || (b != nil && b.t != nil && b.t.failed.Load()) {
+		reason = interceptor.ContextDone
+	}
+	u.r.RecordCall(w.ctx, UpdateMethod, interceptor.CallEnd{Err: w.ctx.Err(), Retries: w.retries, Waited: w.waited, Reason: reason})
 }
 
 // drop counts one member fewer waiting on b (it left, or went back to the
@@ -184,14 +207,20 @@ func (u *Updater) rescue(b *batch, panicked any) {
 	if len(rest) == 0 {
 		return
 	}
-	u.deliver(b, rest[:1], []outcome{o}, nil)
-	u.handBack(b, rest[1:], false)
+	var end interceptor.CallEnd // what the callers lived through in b
+	if t := b.t; t != nil {
+		end.Retries, end.Waited = max(t.attempts-1, 0), t.waited
+	}
+	u.deliver(b, rest[:1], []outcome{o}, nil, end)
+	u.handBack(b, rest[1:], false, end.Retries+1, end.Waited)
 }
 
 // handBack takes ws out of b and puts them back at the head of b's
 // resource's queue, in their order (solo: each to run alone), starting a
-// committer when none runs.
-func (u *Updater) handBack(b *batch, ws []*waiter, solo bool) {
+// committer when none runs. Each caller's call carries retries (the
+// attempts its change failed in b: the next one is a retry) and waited
+// (the waits between them) to its record.
+func (u *Updater) handBack(b *batch, ws []*waiter, solo bool, retries int, waited time.Duration) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	var back []*waiter
@@ -199,6 +228,8 @@ func (u *Updater) handBack(b *batch, ws []*waiter, solo bool) {
 		if w.batch == b && !w.left && !w.finished {
 			w.batch = nil
 			w.solo = solo
+			w.retries += retries
+			w.waited += waited
 			back = append(back, w)
 			u.drop(b)
 		}
@@ -287,14 +318,18 @@ func (u *Updater) run(b *batch) {
 	for i, w := range b.members {
 		changes[i] = w.ch
 	}
-	t := &rmw{c: u.c, resource: b.resource, changes: changes, hand: func(others []int) {
+	t := &rmw{c: u.c, resource: b.resource, changes: changes}
+	t.hand = func(others []int) {
 		ws := make([]*waiter, len(others))
 		for k, i := range others {
 			ws[k] = b.members[i]
 		}
-		u.handBack(b, ws, false)
+		u.handBack(b, ws, false, t.attempts, t.waited) // every attempt so far failed
 		b.release()
-	}}
+	}
+	u.mu.Lock()
+	b.t = t
+	u.mu.Unlock()
 	out, err := u.transact(b.ctx, t, b.callers)
 	if err != nil && splittable(err) && !refusedForVisibility(err) {
 		var mine []*waiter
@@ -304,11 +339,13 @@ func (u *Updater) run(b *batch) {
 			}
 		}
 		if len(mine) > 1 {
-			u.handBack(b, mine, true)
+			// The refused write was an attempt of each change: the
+			// change's solo run is its retry, not a call of its own.
+			u.handBack(b, mine, true, t.end.Retries+1, t.end.Waited)
 			return
 		}
 	}
-	u.deliver(b, b.members, out, err)
+	u.deliver(b, b.members, out, err, t.end)
 }
 
 func splittable(err error) bool {
@@ -323,8 +360,9 @@ func splittable(err error) bool {
 }
 
 // deliver hands each caller of ws that still waits on b its outcome, or
-// err, the failure of the whole read-modify-write.
-func (u *Updater) deliver(b *batch, ws []*waiter, out []outcome, err error) {
+// err, the failure of the whole read-modify-write, and records each one's
+// call (count): end is how b's read-modify-write ended.
+func (u *Updater) deliver(b *batch, ws []*waiter, out []outcome, err error, end interceptor.CallEnd) {
 	resource := b.resource
 	u.mu.Lock()
 	defer u.mu.Unlock()
@@ -336,6 +374,7 @@ func (u *Updater) deliver(b *batch, ws []*waiter, out []outcome, err error) {
 		if i < len(out) {
 			o = out[i]
 		}
+		own := false
 		switch {
 		case o.panicked != nil:
 			w.panicked = o.panicked
@@ -343,6 +382,7 @@ func (u *Updater) deliver(b *batch, ws []*waiter, out []outcome, err error) {
 			w.goexit = true
 		case o.err != nil:
 			w.err = wrap(resource, o.err)
+			own = true
 		case err != nil:
 			w.err = wrap(resource, err)
 		case o.pol != nil:
@@ -353,6 +393,27 @@ func (u *Updater) deliver(b *batch, ws []*waiter, out []outcome, err error) {
 			w.err = wrap(resource, status.Error(grpccodes.Internal, "iamretry/policy: no outcome for this update"))
 		}
 		w.finished = true
+		if w.panicked == nil && !w.goexit { // a panic is re-raised, not counted
+			// Before the caller has its result: its call is counted
+			// when Update returns.
+			u.r.RecordCall(w.ctx, UpdateMethod, w.ended(end, own))
+		}
 		close(w.done)
 	}
+}
+
+// ended is how w's call ended, its result set after the read-modify-write
+// that ended as end: with the error Update returns, the attempts its change
+// made and the waits between them in every batch it was part of, and end's
+// Reason unless w succeeded or failed on its own (its Mutation, the limit:
+// own). u.mu must be held.
+func (w *waiter) ended(end interceptor.CallEnd, own bool) interceptor.CallEnd {
+	e := interceptor.CallEnd{Err: w.err, Retries: w.retries + end.Retries, Waited: w.waited + end.Waited, Reason: end.Reason}
+	switch {
+	case w.err == nil:
+		e.Reason = interceptor.Succeeded
+	case own, e.Reason == interceptor.Retry: // Retry: no end was given (a panic)
+		e.Reason = interceptor.NotRetryable
+	}
+	return e
 }

@@ -220,6 +220,12 @@ func TestSplitForNewMemberCountsEachUpdateOnce(t *testing.T) {
 	if got := callsByStatus(t, reader); len(got) != 1 || got[policy.UpdateMethod+" OK"] != 3 {
 		t.Errorf("iamretry.client.calls %v; want {%s OK: 3}", got, policy.UpdateMethod)
 	}
+	// Both batched Updates were retried: the newcomer until its member was
+	// visible, the other once, alone, after the refused write it sat
+	// through (with 0 s waited).
+	if n, _ := total(t, reader, "iamretry.client.call.retries"); n != 2 || oneRetry(t, reader) != 1 {
+		t.Errorf("retries: %d calls, %d of them with one retry; want 2 calls (the batched Updates), one with one retry", n, oneRetry(t, reader))
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	retries, done := 0, 0

@@ -3,6 +3,8 @@ package policy
 import (
 	"context"
 	"slices"
+	"sync/atomic"
+	"time"
 
 	"cloud.google.com/go/iam/apiv1/iampb"
 	gax "github.com/googleapis/gax-go/v2"
@@ -62,6 +64,21 @@ type rmw struct {
 	// changes that grant the member (they wait for it, or fail). Nil:
 	// nothing is handed back; every change waits or fails alike.
 	hand func(others []int)
+
+	// What the changes lived through, for the metrics, which count each
+	// caller's call (the batching layer records them; Transact does not):
+	// clock is the Retrier's; attempts counts the attempts so far (each
+	// failed but maybe the last), waited the time between them, last is
+	// when the last call to the Client returned. end is Transact's end
+	// (ReadModifyWrite.Ended). failed is set once a call to the Client
+	// failed: a caller whose context ends after that gave up on a failure
+	// (read by the batching layer on the caller's goroutine).
+	clock    interceptor.Clock
+	attempts int
+	waited   time.Duration
+	last     time.Time
+	end      interceptor.CallEnd
+	failed   atomic.Bool
 }
 
 // transact runs the read-modify-write t on the Updater's Retrier under ctx
@@ -70,6 +87,7 @@ type rmw struct {
 // waiting on it.
 func (u *Updater) transact(ctx context.Context, t *rmw, callers func() []context.Context) ([]outcome, error) {
 	t.handed = make([]bool, len(t.changes))
+	t.clock = u.r.Clock()
 	pol, err := interceptor.Transact(ctx, u.r, interceptor.ReadModifyWrite[*iampb.Policy]{
 		Method:    UpdateMethod,
 		Resource:  t.resource,
@@ -80,6 +98,7 @@ func (u *Updater) transact(ctx context.Context, t *rmw, callers func() []context
 		Conflicts: u.conflicts,
 		Classify:  judgeNotVisible,
 		Callers:   callers,
+		Ended:     func(e interceptor.CallEnd) { t.end = e },
 	})
 	if err == nil {
 		for i := range t.out {
@@ -121,11 +140,16 @@ func (t *rmw) readPolicy(ctx context.Context) (*iampb.Policy, error) {
 		t.judging = false
 	} else {
 		t.out = make([]outcome, len(t.changes))
+		if t.attempts > 0 {
+			t.waited += t.clock.Now().Sub(t.last)
+		}
+		t.attempts++
 	}
 	if !t.live() {
 		return nil, gone(ctx)
 	}
 	read, err := t.c.GetIamPolicy(ctx, readRequest(t.resource), noGAXRetry)
+	t.returned(err)
 	if err != nil {
 		return nil, err
 	}
@@ -193,6 +217,7 @@ func (t *rmw) modify(read *iampb.Policy) (*iampb.Policy, bool, error) {
 // write writes work with the etag of the policy read.
 func (t *rmw) write(ctx context.Context, work *iampb.Policy) (*iampb.Policy, error) {
 	written, err := t.c.SetIamPolicy(ctx, writeRequest(t.resource, t.read, work), noGAXRetry)
+	t.returned(err)
 	if err != nil {
 		t.judging = codes.CodeOf(err) == grpccodes.FailedPrecondition
 		if t.notVisible(err) {
@@ -204,6 +229,15 @@ func (t *rmw) write(ctx context.Context, work *iampb.Policy) (*iampb.Policy, err
 		return nil, status.Error(grpccodes.Internal, "SetIamPolicy answered no policy")
 	}
 	return written, nil
+}
+
+// returned notes that a call to the Client returned err: the engine's wait
+// before the next attempt, if any, starts now.
+func (t *rmw) returned(err error) {
+	t.last = t.clock.Now()
+	if err != nil {
+		t.failed.Store(true)
+	}
 }
 
 // notVisible reports whether err refuses the write because a member that

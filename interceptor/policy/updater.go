@@ -73,6 +73,25 @@ func WithConflictBackoff(s interceptor.ConflictBackoff) Option {
 // schedule and the caller never waits past r's deadline. That holds for
 // every c that passes its context through and does not retry on its own
 // otherwise.
+//
+// r's metrics (interceptor.WithMeterProvider) count each Update once, as a
+// call of UpdateMethod, however it was batched: iamretry.client.calls with
+// the code of the error Update returned (OK when none); the retries and
+// retry_delay histograms with the attempts its change made after the first
+// and the waits between them, over every read-modify-write it was part of
+// (a coalesced write that was refused and split, or handed the change back,
+// was an attempt of that change: its next run is a retry, after no wait);
+// gave_up when its error is a give-up of r's (deadline, budget, ...), or
+// with context_done when its context ended after its change met a failure.
+// The writes and conflicts counters count the read-modify-writes'. An
+// Update refused before it is queued (empty resource, nil Mutation, a
+// context already done), or that panics or ends in runtime.Goexit, is not
+// counted. Observers and the logger hear each read-modify-write's Attempts once,
+// with the batch's context (the values of its first caller's): a batch of
+// several Updates is one run to them, and a batch split after a refusal
+// reports that refusal (NotRetryable) before each change runs alone, as a
+// run of its own. The span events of a batch go to the span of each caller
+// still waiting on it.
 func NewUpdater(c Client, r *interceptor.Retrier, opts ...Option) (*Updater, error) {
 	var cfg updaterConfig
 	if err := updaters.Check("iamretry/policy", c, "an iam/apiv1 IamPolicyClient, a resourcemanager client, FromAdmin, FromConn, ...", r, &cfg, &cfg.errs, opts); err != nil {
