@@ -186,7 +186,12 @@ func (st *state) checkGrantsLocked(cur *iampb.Policy, next []*iampb.Binding, now
 // validAccountID reports whether id is a valid service account ID: 6 to 30
 // lowercase letters, digits and hyphens, starting with a letter and not
 // ending with a hyphen.
-func validAccountID(id string) bool {
+func validAccountID(id string) bool { return validShortID(id) }
+
+// validShortID reports whether id is 6 to 30 lowercase letters, digits and
+// hyphens, starting with a letter and not ending with a hyphen: the rule
+// for a service account ID and for a project ID alike.
+func validShortID(id string) bool {
 	if len(id) < 6 || len(id) > 30 || id[0] < 'a' || id[0] > 'z' || id[len(id)-1] == '-' {
 		return false
 	}
