@@ -235,5 +235,21 @@ func (s *Server) ServiceAccountKeys(name string) []*adminpb.ServiceAccountKey {
 	return out
 }
 
+// newAccountLocked mints the service account email of project: the next
+// unique ID (also its OAuth2 client ID), its name and a new etag. The caller
+// holds st.mu, fills in the rest and stores it.
+func (st *state) newAccountLocked(project, email string) *adminpb.ServiceAccount {
+	st.idSeq++
+	uid := uniqueID(st.idSeq)
+	return &adminpb.ServiceAccount{
+		Name:           accountName(project, email),
+		ProjectId:      project,
+		UniqueId:       uid,
+		Email:          email,
+		Oauth2ClientId: uid,
+		Etag:           st.nextEtagLocked(),
+	}
+}
+
 // uniqueID mints the n-th 21-digit numeric unique ID.
 func uniqueID(n uint64) string { return fmt.Sprintf("1%020d", n) }
