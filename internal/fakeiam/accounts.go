@@ -207,32 +207,34 @@ func validShortID(id string) bool {
 // (in any form GetServiceAccount accepts), ignoring propagation, or nil when
 // there is none.
 func (s *Server) ServiceAccount(name string) *adminpb.ServiceAccount {
-	st := s.state
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	a, err := st.lookupLocked(name)
-	if err != nil {
-		return nil
-	}
-	return proto.Clone(a.sa).(*adminpb.ServiceAccount)
+	var out *adminpb.ServiceAccount
+	s.withAccount(name, func(a *account) { out = proto.Clone(a.sa).(*adminpb.ServiceAccount) })
+	return out
 }
 
 // ServiceAccountKeys returns copies of the keys minted for the service account
 // that name designates, oldest first, or nil when there is no such account.
 // Tests use it to see how many keys a retried CreateServiceAccountKey minted.
 func (s *Server) ServiceAccountKeys(name string) []*adminpb.ServiceAccountKey {
+	var out []*adminpb.ServiceAccountKey
+	s.withAccount(name, func(a *account) {
+		out = make([]*adminpb.ServiceAccountKey, len(a.keys))
+		for i, k := range a.keys {
+			out[i] = proto.Clone(k).(*adminpb.ServiceAccountKey)
+		}
+	})
+	return out
+}
+
+// withAccount runs f under the store's lock on the service account name
+// designates (ignoring propagation); it does not call f when there is none.
+func (s *Server) withAccount(name string, f func(a *account)) {
 	st := s.state
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	a, err := st.lookupLocked(name)
-	if err != nil {
-		return nil
+	if a, err := st.lookupLocked(name); err == nil {
+		f(a)
 	}
-	out := make([]*adminpb.ServiceAccountKey, len(a.keys))
-	for i, k := range a.keys {
-		out[i] = proto.Clone(k).(*adminpb.ServiceAccountKey)
-	}
-	return out
 }
 
 // newAccountLocked mints the service account email of project: the next
