@@ -36,7 +36,8 @@ import (
 //     a retry). A REST request has no request value to match (a GAPIC REST
 //     client builds a new one per attempt): only its context is matched.
 //     context.Background and context.TODO carry no identity and never match
-//     (so over REST, a call under one of them is not seen).
+//     (so over REST, a call under one of them is not seen); nor does a
+//     context that is not a pointer (a caller's own struct type).
 //
 // A stacked retry adds the span event iamretry.stacked to the call's span
 // and counts iamretry.client.call.stacked{grpc.method}; the first of each
@@ -79,14 +80,14 @@ type stackTable struct {
 // and the Updater own what they run).
 func stackable(j *job) bool { return j.checkSafe }
 
-// identity returns ctx when it can stand for one call: comparable, and not
-// one of the shared roots.
+// identity returns ctx when it can stand for one call: a pointer (every
+// context the context package derives is one), so that == compares
+// identities and never panics, and not one of the shared roots. A context
+// of a struct type is not used: its type may be comparable while a value
+// it holds is not, and == on two of them panics.
 func identity(ctx context.Context) context.Context {
-	if ctx == nil || ctx == context.Background() || ctx == context.TODO() {
-		return nil
-	}
-	if !reflect.TypeOf(ctx).Comparable() {
-		return nil
+	if ctx == nil || reflect.TypeOf(ctx).Kind() != reflect.Pointer {
+		return nil // context.Background and TODO are structs too
 	}
 	return ctx
 }
