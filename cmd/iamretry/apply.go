@@ -205,9 +205,26 @@ func (f *applyFlags) validate() error {
 }
 
 // readApplyFile opens and parses -f.
-func readApplyFile(f *applyFlags, stdin io.Reader) (*applyFile, error) {
+// A signal while stdin is still being read (a producer that has not
+// finished) returns errStoppedReading at once: the read is left to the
+// process's exit.
+func readApplyFile(ctx context.Context, f *applyFlags, stdin io.Reader) (*applyFile, error) {
 	if f.file == "-" {
-		return parseApplyFile("<stdin>", stdin, f.transport)
+		type parsed struct {
+			file *applyFile
+			err  error
+		}
+		ch := make(chan parsed, 1)
+		go func() {
+			file, err := parseApplyFile("<stdin>", stdin, f.transport)
+			ch <- parsed{file, err}
+		}()
+		select {
+		case p := <-ch:
+			return p.file, p.err
+		case <-ctx.Done():
+			return nil, errStoppedReading
+		}
 	}
 	fh, err := os.Open(f.file)
 	if err != nil {
@@ -263,6 +280,9 @@ const (
 // its read-modify-write.
 var errStopped = errors.New("stopped by a signal")
 
+// errStoppedReading: a signal came while -f - was still reading stdin.
+var errStoppedReading = errors.New("stopped by a signal while reading stdin")
+
 // applyRun is one run of the apply command.
 type applyRun struct {
 	f        *applyFlags
@@ -275,7 +295,15 @@ type applyRun struct {
 }
 
 func runApply(ctx context.Context, cio *cmdIO, f *applyFlags) (err error) {
-	file, err := readApplyFile(f, applyStdin)
+	file, err := readApplyFile(ctx, f, applyStdin)
+	if errors.Is(err, errStoppedReading) {
+		sig := "SIGINT"
+		if signalExitCode(ctx) == 128+int(syscall.SIGTERM) {
+			sig = "SIGTERM"
+		}
+		fmt.Fprintf(cio.stderr, "iamretry apply: stopped by %s while reading <stdin>; nothing was sent\n", sig)
+		return exitCodeError(signalExitCode(ctx))
+	}
 	var fe *fileErrors
 	if errors.As(err, &fe) {
 		fmt.Fprintln(cio.stderr, fe.Error())
