@@ -82,7 +82,8 @@ func NewClient[C any](ctx context.Context, r *Retrier, newClient func(context.Co
 //
 // Bad input gets an error naming it and no client: a nil or unbuilt r, a nil
 // newClient, option.WithGRPCConn, an http.Client Timeout shorter than r's
-// retry deadline, a gRPC constructor (use NewClient), a nil client. The
+// retry deadline or a Transport that is already a Retrier's RoundTripper,
+// a gRPC constructor (use NewClient), a nil client. The
 // constructor's own error is returned unchanged.
 func NewRESTClient[C any](ctx context.Context, r *Retrier, newClient func(context.Context, ...option.ClientOption) (C, error), opts ...option.ClientOption) (C, error) {
 	var zero C
@@ -97,6 +98,11 @@ func NewRESTClient[C any](ctx context.Context, r *Retrier, newClient func(contex
 			dl = r.cfg.deadline.String()
 		}
 		return zero, fmt.Errorf("iamretry: %s: the option.WithHTTPClient client's Timeout (%v) is shorter than the Retrier's retry deadline (%s): it would cut every call's retries short; give a client without a Timeout (bound calls with their context) or one at least as long", fn, given.Timeout, dl)
+	}
+	if given != nil {
+		if _, wired := given.Transport.(*transport); wired {
+			return zero, fmt.Errorf("iamretry: %s: the option.WithHTTPClient client's Transport is already a Retrier's RoundTripper: NewRESTClient adds r's, and two would multiply the attempts; give the client without it", fn)
+		}
 	}
 	base := given
 	if base == nil {
