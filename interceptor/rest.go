@@ -234,6 +234,7 @@ func (c *restCall) retry() (*http.Response, error) {
 	name := c.name
 	j := &job{
 		method:      name,
+		req:         c.req, // for the stacked-retry detector's fingerprint (stacked.go)
 		deadline:    cfg.deadline,
 		maxAttempts: cfg.maxAttempts,
 		checkSafe:   true,

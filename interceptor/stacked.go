@@ -3,6 +3,7 @@ package interceptor
 import (
 	"context"
 	"hash/fnv"
+	"net/http"
 	"reflect"
 	"sync"
 	"time"
@@ -33,8 +34,9 @@ import (
 //     does a loop of the caller's own), or the same context and a request
 //     of the same content within stackCtxWindow (gax retries pass the same
 //     context; a loop over other resources that shares one context is not
-//     a retry). A REST request has no request value to match (a GAPIC REST
-//     client builds a new one per attempt): only its context is matched.
+//     a retry). A GAPIC REST client builds a new request per attempt, so
+//     over REST the context is what matches, with a request of the same
+//     method and URL (the resource; the body is not read).
 //     context.Background and context.TODO carry no identity and never match
 //     (so over REST, a call under one of them is not seen); nor does a
 //     context that is not a pointer (a caller's own struct type).
@@ -102,19 +104,26 @@ func weakReq(req any) (weak.Pointer[byte], bool) {
 	return weak.Make((*byte)(v.UnsafePointer())), true
 }
 
-// fingerprint hashes a proto request's deterministic encoding; 0 when req
-// is not a proto message (or cannot be encoded).
+// fingerprint hashes a proto request's deterministic encoding, or a REST
+// request's method and URL (the resource it names; its body is not read);
+// 0 when req is neither (or cannot be encoded).
 func fingerprint(req any) uint64 {
-	m, ok := req.(proto.Message)
-	if !ok {
-		return 0
-	}
-	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
-	if err != nil {
-		return 0
-	}
 	h := fnv.New64a()
-	_, _ = h.Write(b)
+	switch m := req.(type) {
+	case *http.Request:
+		if m.URL == nil {
+			return 0
+		}
+		_, _ = h.Write([]byte(m.Method + " " + m.URL.String()))
+	case proto.Message:
+		b, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
+		if err != nil {
+			return 0
+		}
+		_, _ = h.Write(b)
+	default:
+		return 0
+	}
 	return h.Sum64() | 1 // never 0
 }
 
