@@ -189,3 +189,22 @@ type noSleepClock struct{}
 func (noSleepClock) Now() time.Time { return time.Unix(1e9, 0) }
 
 func (noSleepClock) Sleep(ctx context.Context, _ time.Duration) error { return ctx.Err() }
+
+// TestStackedOncePerMethodOutsideTable: two methods of a service of the
+// caller's own (made retryable with WithSafeToRetry) each get their Warn:
+// "once per method", not once for every method outside the IAM table.
+func TestStackedOncePerMethodOutsideTable(t *testing.T) {
+	w := &stackWarns{}
+	h := newHarness(t, interceptor.WithMaxAttempts(2), w.option(),
+		interceptor.WithSafeToRetry(func(string, any) bool { return true }))
+	for _, m := range []string{"/my.v1.Service/GetThing", "/my.v1.Service/ListThings"} {
+		req := &iampb.GetIamPolicyRequest{Resource: m}
+		for range 2 {
+			s := &script{errs: fail(grpccodes.Unavailable, 10)}
+			_ = h.call(context.Background(), s, m, req)
+		}
+	}
+	if n := w.n.Load(); n != 2 {
+		t.Fatalf("%d Warns for two methods stacked, want 2", n)
+	}
+}
