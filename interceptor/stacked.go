@@ -5,6 +5,7 @@ import (
 	"hash/fnv"
 	"net/http"
 	"reflect"
+	"strings"
 	"sync"
 	"time"
 	"weak"
@@ -172,7 +173,7 @@ func (r *Retrier) stackCheck(ctx context.Context, j *job, now time.Time) {
 	first := false
 	if hit >= 0 {
 		t.entries[hit] = stackEntry{} // matched once; its give-up records it again
-		key := methodAttr(j.method)   // bounded: unknown methods share "other"
+		key := stackKey(j.method)
 		if !t.reported[key] && len(t.reported) < stackMaxMethods {
 			if t.reported == nil {
 				t.reported = map[string]bool{}
@@ -186,6 +187,18 @@ func (r *Retrier) stackCheck(ctx context.Context, j *job, now time.Time) {
 		return
 	}
 	r.reportStacked(ctx, j.method, first)
+}
+
+// stackKey is the key of method in the set of methods already logged: a
+// gRPC method's own name (a service's methods are a small set; the set is
+// bounded by stackMaxMethods), and for a REST request outside the table,
+// whose name carries its path, the metrics' bounded value ("other").
+func stackKey(method string) string {
+	key := methodAttr(method)
+	if key == otherMethod && strings.HasPrefix(method, "/") && len(method) <= maxMethodName {
+		return method
+	}
+	return key
 }
 
 // stackGaveUp runs when a call ends: one that gave up after retrying is
