@@ -231,6 +231,9 @@ func readApplyFile(ctx context.Context, f *applyFlags, stdin io.Reader) (*applyF
 		return nil, &usageError{msg: fmt.Sprintf("-f: %v", err), hint: "Give the path of a YAML or JSON file; see 'iamretry apply -h' for its form."}
 	}
 	defer fh.Close()
+	if fi, err := fh.Stat(); err == nil && fi.IsDir() {
+		return nil, &usageError{msg: fmt.Sprintf("-f %s: is a directory", f.file), hint: "Give the path of a YAML or JSON file; see 'iamretry apply -h' for its form."}
+	}
 	return parseApplyFile(f.file, fh, f.transport)
 }
 
