@@ -210,8 +210,11 @@ func givenHTTPClient(opts []option.ClientOption) *http.Client {
 }
 
 // isNilValue reports whether v (the client, of the constructor's type C)
-// is nil.
+// is nil, or, when C is an interface, holds a nil pointer.
 func isNilValue(v reflect.Value) bool {
+	for v.Kind() == reflect.Interface && !v.IsNil() {
+		v = v.Elem()
+	}
 	switch v.Kind() {
 	case reflect.Pointer, reflect.Interface, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan:
 		return v.IsNil()
