@@ -50,3 +50,20 @@ func TestNewClientTypedNilInInterface(t *testing.T) {
 		return err
 	})
 }
+
+// TestNewClientInterfaceTyped: a constructor whose client type is an
+// interface (a generic wrapper's any) holding a GAPIC client is wired as
+// the client itself; the error does not claim that *admin.IamClient has no
+// Connection method.
+func TestNewClientInterfaceTyped(t *testing.T) {
+	g := newClientRig(t)
+	ctx := context.Background()
+	c, err := interceptor.NewClient(ctx, g.r, func(ctx context.Context, opts ...option.ClientOption) (io.Closer, error) {
+		return admin.NewIamClient(ctx, opts...)
+	}, g.srv.ClientOptions()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	checkWired(t, c.(*admin.IamClient).CallOptions)
+}
