@@ -212,9 +212,7 @@ func givenHTTPClient(opts []option.ClientOption) *http.Client {
 // isNilValue reports whether v (the client, of the constructor's type C)
 // is nil, or, when C is an interface, holds a nil pointer.
 func isNilValue(v reflect.Value) bool {
-	for v.Kind() == reflect.Interface && !v.IsNil() {
-		v = v.Elem()
-	}
+	v = dynamic(v)
 	switch v.Kind() {
 	case reflect.Pointer, reflect.Interface, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan:
 		return v.IsNil()
@@ -227,6 +225,7 @@ var grpcConnType = reflect.TypeFor[*grpc.ClientConn]()
 // connectionOf calls the client's Connection() *grpc.ClientConn, which
 // GAPIC clients have: nil on a REST client. ok is false when there is none.
 func connectionOf(v reflect.Value) (nonNil, ok bool) {
+	v = dynamic(v)
 	m := v.MethodByName("Connection")
 	if !m.IsValid() || m.Type().NumIn() != 0 || m.Type().NumOut() != 1 || m.Type().Out(0) != grpcConnType {
 		return false, false
@@ -234,8 +233,18 @@ func connectionOf(v reflect.Value) (nonNil, ok bool) {
 	return !m.Call(nil)[0].IsNil(), true
 }
 
+// dynamic is the value an interface-typed client holds (the client when
+// C is an interface such as any), so its own methods are found.
+func dynamic(v reflect.Value) reflect.Value {
+	for v.Kind() == reflect.Interface && !v.IsNil() {
+		v = v.Elem()
+	}
+	return v
+}
+
 // closeClient calls the client's Close() error, if it has one.
 func closeClient(v reflect.Value) {
+	v = dynamic(v)
 	m := v.MethodByName("Close")
 	if m.IsValid() && m.Type().NumIn() == 0 {
 		m.Call(nil)
