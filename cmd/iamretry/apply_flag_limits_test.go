@@ -23,6 +23,11 @@ func TestApplyFlagExtremes(t *testing.T) {
 		{[]string{"--deadline", "9999999999h"}, "deadline"},
 		{[]string{"--deadline", "5"}, "deadline"}, // no unit
 		{[]string{"--grace", "-1s"}, "--grace -1s: must not be negative"},
+		// The hidden test flag: a scale whose clock overflows (Now would
+		// run backwards, or the deadline vanish) is refused too.
+		{[]string{"--time-scale", "+Inf"}, "--time-scale +Inf"},
+		{[]string{"--time-scale", "1e300"}, "--time-scale 1e+300"},
+		{[]string{"--time-scale", "NaN"}, "--time-scale NaN"},
 	} {
 		args := append([]string{"apply", "-f", "/nonexistent/never-read.yaml"}, c.args...)
 		r := runCmd(t, args...)
