@@ -176,8 +176,8 @@ func (f *applyFlags) validate() error {
 	if err := checkNonNegative("grace", f.grace); err != nil {
 		return err
 	}
-	if !(f.timeScale >= 1) { // also NaN
-		return usagef("--time-scale %v: must be at least 1", f.timeScale)
+	if !(f.timeScale >= 1 && f.timeScale <= maxTimeScale) { // also NaN, +Inf
+		return usagef("--time-scale %v: must be from 1 to %g", f.timeScale, float64(maxTimeScale))
 	}
 	if f.insecure && f.endpoint == "" {
 		return usagef("--insecure turns off TLS and credentials for --endpoint; give --endpoint HOST:PORT too (or drop --insecure to use Google's API)")
@@ -698,6 +698,10 @@ type scaledClock struct {
 	start time.Time
 	scale float64
 }
+
+// maxTimeScale bounds --time-scale: the scaled clock's Now multiplies the
+// time elapsed by it, and must not overflow a time.Duration within a run.
+const maxTimeScale = 1e6
 
 func newScaledClock(scale float64) scaledClock { return scaledClock{start: time.Now(), scale: scale} }
 
