@@ -378,7 +378,8 @@ func runApply(ctx context.Context, cio *cmdIO, f *applyFlags) (err error) {
 	start := time.Now()
 	run.out.begin(run)
 	if f.dryRun {
-		run.each(work, func(ctx context.Context, st *resState) { run.plan(ctx, client, st) })
+		// Reads change nothing: a signal abandons them at once (no --grace).
+		run.each(ctx, func(ctx context.Context, st *resState) { run.plan(ctx, client, st) })
 	} else {
 		u, err := policy.NewUpdater(client, r) // one Retrier, one budget for the run
 		if err != nil {
@@ -549,7 +550,7 @@ func (run *applyRun) plan(ctx context.Context, c policy.Client, st *resState) {
 	st.attempts = max(st.attempts, 1)
 	if err != nil {
 		st.outcome, st.err = outFailed, err
-		if run.stopping.Load() && ctx.Err() != nil {
+		if ctx.Err() != nil { // a signal (the read runs on the signal's context)
 			st.outcome = outInterrupted
 		}
 		return
