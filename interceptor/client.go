@@ -32,9 +32,10 @@ const cloudPlatformScope = "https://www.googleapis.com/auth/cloud-platform"
 // discovery NewService, use NewRESTClient.
 //
 // Bad input gets an error naming it and no client (one already built is
-// closed): a nil or unbuilt r, a nil newClient, option.WithGRPCConn in opts,
-// a REST constructor or a client without Connection or CallOptions, a nil
-// client. newClient's own error is returned unchanged.
+// closed): a nil or unbuilt r, a nil newClient, a nil option or
+// option.WithGRPCConn in opts, a REST constructor or a client without
+// Connection or CallOptions, a nil client. newClient's own error is
+// returned unchanged.
 func NewClient[C any](ctx context.Context, r *Retrier, newClient func(context.Context, ...option.ClientOption) (C, error), opts ...option.ClientOption) (C, error) {
 	var zero C
 	const fn = "NewClient"
@@ -81,8 +82,9 @@ func NewClient[C any](ctx context.Context, r *Retrier, newClient func(context.Co
 // attempt instead of the call. The caller's context still wins.
 //
 // Bad input gets an error naming it and no client: a nil or unbuilt r, a nil
-// newClient, option.WithGRPCConn, an http.Client Timeout shorter than r's
-// retry deadline or a Transport that is already a Retrier's RoundTripper,
+// newClient, a nil option, option.WithGRPCConn, an http.Client Timeout
+// shorter than r's retry deadline or a Transport that is already a
+// Retrier's RoundTripper,
 // a gRPC constructor (use NewClient), a nil client. The
 // constructor's own error is returned unchanged.
 func NewRESTClient[C any](ctx context.Context, r *Retrier, newClient func(context.Context, ...option.ClientOption) (C, error), opts ...option.ClientOption) (C, error) {
@@ -173,7 +175,11 @@ func checkClientArgs(fn string, r *Retrier, nilCtor bool, opts []option.ClientOp
 		errs = append(errs, fmt.Errorf("iamretry: %s: the constructor is nil: pass one such as admin.NewIamClient", fn))
 	}
 	for i, o := range opts {
-		if o != nil && optionKind(o) == "withGRPCConn" {
+		if o == nil {
+			errs = append(errs, fmt.Errorf("iamretry: %s: option %d of %d is nil: leave an unset option out of opts", fn, i+1, len(opts)))
+			continue
+		}
+		if optionKind(o) == "withGRPCConn" {
 			errs = append(errs, fmt.Errorf("iamretry: %s: option %d of %d is option.WithGRPCConn: a connection made elsewhere ignores the dial option that adds the interceptor; give the dial options instead (or add r.UnaryClientInterceptor() to that connection and call DisableGAXRetries)", fn, i+1, len(opts)))
 		}
 	}
