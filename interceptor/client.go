@@ -84,9 +84,8 @@ func NewClient[C any](ctx context.Context, r *Retrier, newClient func(context.Co
 // Bad input gets an error naming it and no client: a nil or unbuilt r, a nil
 // newClient, a nil option, option.WithGRPCConn, an http.Client Timeout
 // shorter than r's retry deadline or a Transport that is already a
-// Retrier's RoundTripper,
-// a gRPC constructor (use NewClient), a nil client. The
-// constructor's own error is returned unchanged.
+// Retrier's RoundTripper, a gRPC constructor (use NewClient), a nil client.
+// The constructor's own error is returned unchanged.
 func NewRESTClient[C any](ctx context.Context, r *Retrier, newClient func(context.Context, ...option.ClientOption) (C, error), opts ...option.ClientOption) (C, error) {
 	var zero C
 	const fn = "NewRESTClient"
