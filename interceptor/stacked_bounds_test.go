@@ -208,3 +208,32 @@ func TestStackedOncePerMethodOutsideTable(t *testing.T) {
 		t.Fatalf("%d Warns for two methods stacked, want 2", n)
 	}
 }
+
+// TestStackedTableReleasesContexts: the table holds the contexts of its
+// last stackSlots (16) give-ups only: a context pushed out by later
+// give-ups is collectable (with whatever its values hold).
+func TestStackedTableReleasesContexts(t *testing.T) {
+	h := newHarness(t, interceptor.WithMaxAttempts(2))
+	var freed atomic.Int64
+	func() {
+		ctx, cancel := context.WithCancel(context.WithValue(context.Background(), struct{ k int }{1}, make([]byte, 1<<20)))
+		defer cancel()
+		inner := ctx.Value(struct{ k int }{1}).([]byte)
+		runtime.AddCleanup(&inner[0], func(f *atomic.Int64) { f.Add(1) }, &freed)
+		giveUp(h, ctx, &iampb.GetIamPolicyRequest{Resource: "projects/old"})
+	}()
+	for i := range 32 {
+		ctx, cancel := context.WithCancel(context.Background())
+		giveUp(h, ctx, &iampb.GetIamPolicyRequest{Resource: "projects/new" + itoa(i)})
+		cancel()
+	}
+	h.attempts = nil
+	for range 20 {
+		runtime.GC()
+		if freed.Load() == 1 {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+	t.Fatal("a context pushed out of the table is still held (its 1 MiB value was not freed)")
+}
