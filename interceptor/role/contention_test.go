@@ -115,7 +115,11 @@ func writersOn(t *testing.T, k kind, n int, seed int64, fail, lost float64, shar
 func TestConcurrentWritersEachLandOnce(t *testing.T) {
 	for _, k := range kinds {
 		t.Run(k.name, func(t *testing.T) {
-			run := writers(t, k, 10, 1, 0.2, 0.15)
+			// The guidance's CI/CD deadline: which writer draws which fault
+			// depends on how the writers' calls interleave, and under the
+			// default 60 s an unlucky one may reach it (BENCHMARKS.md's
+			// contention figures); this test is about landing exactly once.
+			run := writers(t, k, 10, 1, 0.2, 0.15, interceptor.WithDeadline(300*time.Second))
 			if run.gaveUp != 0 {
 				t.Fatalf("%d writers gave up", run.gaveUp)
 			}
@@ -124,7 +128,7 @@ func TestConcurrentWritersEachLandOnce(t *testing.T) {
 		})
 	}
 	t.Run("one Updater", func(t *testing.T) {
-		run := writersOn(t, kinds[0], 10, 2, 0.2, 0.15, true)
+		run := writersOn(t, kinds[0], 10, 2, 0.2, 0.15, true, interceptor.WithDeadline(300*time.Second))
 		if run.gaveUp != 0 {
 			t.Fatalf("%d writers gave up", run.gaveUp)
 		}
