@@ -160,8 +160,8 @@ func (s *Server) serveDenyREST(w http.ResponseWriter, r *http.Request, segs []st
 	}
 
 	ctx := r.Context()
-	if v := r.Header.Get(AttemptHeader); v != "" {
-		ctx = metadata.NewIncomingContext(ctx, metadata.Pairs(AttemptHeader, v))
+	if v := r.Header.Get(attemptHeader); v != "" {
+		ctx = metadata.NewIncomingContext(ctx, metadata.Pairs(attemptHeader, v))
 	}
 	resp, err := s.intercept(ctx, req, &grpc.UnaryServerInfo{FullMethod: method}, call)
 	if err != nil {

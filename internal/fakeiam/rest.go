@@ -261,8 +261,8 @@ func (h *restHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	ctx := r.Context()
-	if v := r.Header.Get(AttemptHeader); v != "" {
-		ctx = metadata.NewIncomingContext(ctx, metadata.Pairs(AttemptHeader, v))
+	if v := r.Header.Get(attemptHeader); v != "" {
+		ctx = metadata.NewIncomingContext(ctx, metadata.Pairs(attemptHeader, v))
 	}
 	info := &grpc.UnaryServerInfo{FullMethod: route.method}
 	resp, err := h.s.intercept(ctx, req, info, route.call)
@@ -406,7 +406,7 @@ func writeRESTError(w http.ResponseWriter, err error) {
 		Status  string            `json:"status"`
 		Details []json.RawMessage `json:"details,omitempty"`
 	}
-	code := HTTPStatus(st.Code())
+	code := httpStatus(st.Code())
 	out, _ := json.Marshal(struct {
 		Error body `json:"error"`
 	}{body{Code: code, Message: st.Message(), Status: restStatusName(st.Code()), Details: details,
@@ -467,9 +467,9 @@ func restStatusName(c codes.Code) string {
 	return strings.ToUpper(b.String())
 }
 
-// HTTPStatus is the HTTP status Google's REST APIs answer for a gRPC code
+// httpStatus is the HTTP status Google's REST APIs answer for a gRPC code
 // (the mapping of google/rpc/code.proto).
-func HTTPStatus(c codes.Code) int {
+func httpStatus(c codes.Code) int {
 	switch c {
 	case codes.OK:
 		return 200
