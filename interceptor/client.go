@@ -32,9 +32,10 @@ const cloudPlatformScope = "https://www.googleapis.com/auth/cloud-platform"
 // discovery NewService, use NewRESTClient.
 //
 // Bad input gets an error naming it and no client (one already built is
-// closed): a nil or unbuilt r, a nil newClient, option.WithGRPCConn in opts,
-// a REST constructor or a client without Connection or CallOptions, a nil
-// client. newClient's own error is returned unchanged.
+// closed): a nil or unbuilt r, a nil newClient, a nil option or
+// option.WithGRPCConn in opts, a REST constructor or a client without
+// Connection or CallOptions, a nil client. newClient's own error is
+// returned unchanged.
 func NewClient[C any](ctx context.Context, r *Retrier, newClient func(context.Context, ...option.ClientOption) (C, error), opts ...option.ClientOption) (C, error) {
 	var zero C
 	const fn = "NewClient"
@@ -81,9 +82,10 @@ func NewClient[C any](ctx context.Context, r *Retrier, newClient func(context.Co
 // attempt instead of the call. The caller's context still wins.
 //
 // Bad input gets an error naming it and no client: a nil or unbuilt r, a nil
-// newClient, option.WithGRPCConn, an http.Client Timeout shorter than r's
-// retry deadline, a gRPC constructor (use NewClient), a nil client. The
-// constructor's own error is returned unchanged.
+// newClient, a nil option, option.WithGRPCConn, an http.Client Timeout
+// shorter than r's retry deadline or a Transport that is already a
+// Retrier's RoundTripper, a gRPC constructor (use NewClient), a nil client.
+// The constructor's own error is returned unchanged.
 func NewRESTClient[C any](ctx context.Context, r *Retrier, newClient func(context.Context, ...option.ClientOption) (C, error), opts ...option.ClientOption) (C, error) {
 	var zero C
 	const fn = "NewRESTClient"
@@ -97,6 +99,11 @@ func NewRESTClient[C any](ctx context.Context, r *Retrier, newClient func(contex
 			dl = r.cfg.deadline.String()
 		}
 		return zero, fmt.Errorf("iamretry: %s: the option.WithHTTPClient client's Timeout (%v) is shorter than the Retrier's retry deadline (%s): it would cut every call's retries short; give a client without a Timeout (bound calls with their context) or one at least as long", fn, given.Timeout, dl)
+	}
+	if given != nil {
+		if _, wired := given.Transport.(*transport); wired {
+			return zero, fmt.Errorf("iamretry: %s: the option.WithHTTPClient client's Transport is already a Retrier's RoundTripper: NewRESTClient adds r's, and two would multiply the attempts; give the client without it", fn)
+		}
 	}
 	base := given
 	if base == nil {
@@ -167,7 +174,11 @@ func checkClientArgs(fn string, r *Retrier, nilCtor bool, opts []option.ClientOp
 		errs = append(errs, fmt.Errorf("iamretry: %s: the constructor is nil: pass one such as admin.NewIamClient", fn))
 	}
 	for i, o := range opts {
-		if o != nil && optionKind(o) == "withGRPCConn" {
+		if o == nil {
+			errs = append(errs, fmt.Errorf("iamretry: %s: option %d of %d is nil: leave an unset option out of opts", fn, i+1, len(opts)))
+			continue
+		}
+		if optionKind(o) == "withGRPCConn" {
 			errs = append(errs, fmt.Errorf("iamretry: %s: option %d of %d is option.WithGRPCConn: a connection made elsewhere ignores the dial option that adds the interceptor; give the dial options instead (or add r.UnaryClientInterceptor() to that connection and call DisableGAXRetries)", fn, i+1, len(opts)))
 		}
 	}
@@ -204,8 +215,9 @@ func givenHTTPClient(opts []option.ClientOption) *http.Client {
 }
 
 // isNilValue reports whether v (the client, of the constructor's type C)
-// is nil.
+// is nil, or, when C is an interface, holds a nil pointer.
 func isNilValue(v reflect.Value) bool {
+	v = dynamic(v)
 	switch v.Kind() {
 	case reflect.Pointer, reflect.Interface, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan:
 		return v.IsNil()
@@ -218,6 +230,7 @@ var grpcConnType = reflect.TypeFor[*grpc.ClientConn]()
 // connectionOf calls the client's Connection() *grpc.ClientConn, which
 // GAPIC clients have: nil on a REST client. ok is false when there is none.
 func connectionOf(v reflect.Value) (nonNil, ok bool) {
+	v = dynamic(v)
 	m := v.MethodByName("Connection")
 	if !m.IsValid() || m.Type().NumIn() != 0 || m.Type().NumOut() != 1 || m.Type().Out(0) != grpcConnType {
 		return false, false
@@ -225,8 +238,18 @@ func connectionOf(v reflect.Value) (nonNil, ok bool) {
 	return !m.Call(nil)[0].IsNil(), true
 }
 
+// dynamic is the value an interface-typed client holds (the client when
+// C is an interface such as any), so its own methods are found.
+func dynamic(v reflect.Value) reflect.Value {
+	for v.Kind() == reflect.Interface && !v.IsNil() {
+		v = v.Elem()
+	}
+	return v
+}
+
 // closeClient calls the client's Close() error, if it has one.
 func closeClient(v reflect.Value) {
+	v = dynamic(v)
 	m := v.MethodByName("Close")
 	if m.IsValid() && m.Type().NumIn() == 0 {
 		m.Call(nil)

@@ -454,9 +454,10 @@ func (c *restCall) bodyBytes() ([]byte, bool) {
 	return b, err == nil
 }
 
-// message is nil: the stacked-layers detector tells REST requests apart
-// by their context only.
-func (c *restCall) message() any { return nil }
+// message is the request, for the stacked-layers detector: a context
+// match over REST also needs the same method and URL (GAPIC builds a new
+// request per attempt, so the request value itself rarely matches).
+func (c *restCall) message() any { return c.req }
 
 // serverWait is the server's word on the wait that only the response
 // carries: Retry-After, a floor under the wait (a RetryInfo in the JSON

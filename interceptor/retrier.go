@@ -155,8 +155,8 @@ type face interface {
 	// by the engine for every face): gRPC's A6 trailer (WithPushback) sets
 	// the wait or forbids the retry; REST's Retry-After is a floor.
 	serverWait() (time.Duration, pushbackState)
-	// message is the gRPC call's request message, for the stacked-layers
-	// detector (stacked.go); nil for a REST request.
+	// message is the call's request (the gRPC request message, or the
+	// *http.Request), for the stacked-layers detector (stacked.go).
 	message() any
 }
 

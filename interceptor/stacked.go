@@ -3,7 +3,9 @@ package interceptor
 import (
 	"context"
 	"hash/fnv"
+	"net/http"
 	"reflect"
+	"strings"
 	"sync"
 	"time"
 	"weak"
@@ -33,10 +35,12 @@ import (
 //     does a loop of the caller's own), or the same context and a request
 //     of the same content within stackCtxWindow (gax retries pass the same
 //     context; a loop over other resources that shares one context is not
-//     a retry). A REST request has no request value to match (a GAPIC REST
-//     client builds a new one per attempt): only its context is matched.
+//     a retry). A GAPIC REST client builds a new request per attempt, so
+//     over REST the context is what matches, with a request of the same
+//     method and URL (the resource; the body is not read).
 //     context.Background and context.TODO carry no identity and never match
-//     (so over REST, a call under one of them is not seen).
+//     (so over REST, a call under one of them is not seen); nor does a
+//     context that is not a pointer (a caller's own struct type).
 //
 // A stacked retry adds the span event iamretry.stacked to the call's span
 // and counts iamretry.client.call.stacked{grpc.method}; the first of each
@@ -79,14 +83,14 @@ type stackTable struct {
 // and the Updater own what they run).
 func stackable(j *job) bool { return j.face != nil }
 
-// identity returns ctx when it can stand for one call: comparable, and not
-// one of the shared roots.
+// identity returns ctx when it can stand for one call: a pointer (every
+// context the context package derives is one), so that == compares
+// identities and never panics, and not one of the shared roots. A context
+// of a struct type is not used: its type may be comparable while a value
+// it holds is not, and == on two of them panics.
 func identity(ctx context.Context) context.Context {
-	if ctx == nil || ctx == context.Background() || ctx == context.TODO() {
-		return nil
-	}
-	if !reflect.TypeOf(ctx).Comparable() {
-		return nil
+	if ctx == nil || reflect.TypeOf(ctx).Kind() != reflect.Pointer {
+		return nil // context.Background and TODO are structs too
 	}
 	return ctx
 }
@@ -101,19 +105,26 @@ func weakReq(req any) (weak.Pointer[byte], bool) {
 	return weak.Make((*byte)(v.UnsafePointer())), true
 }
 
-// fingerprint hashes a proto request's deterministic encoding; 0 when req
-// is not a proto message (or cannot be encoded).
+// fingerprint hashes a proto request's deterministic encoding, or a REST
+// request's method and URL (the resource it names; its body is not read);
+// 0 when req is neither (or cannot be encoded).
 func fingerprint(req any) uint64 {
-	m, ok := req.(proto.Message)
-	if !ok {
-		return 0
-	}
-	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
-	if err != nil {
-		return 0
-	}
 	h := fnv.New64a()
-	_, _ = h.Write(b)
+	switch m := req.(type) {
+	case *http.Request:
+		if m.URL == nil {
+			return 0
+		}
+		_, _ = h.Write([]byte(m.Method + " " + m.URL.String()))
+	case proto.Message:
+		b, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
+		if err != nil {
+			return 0
+		}
+		_, _ = h.Write(b)
+	default:
+		return 0
+	}
 	return h.Sum64() | 1 // never 0
 }
 
@@ -163,7 +174,7 @@ func (r *Retrier) stackCheck(ctx context.Context, j *job, now time.Time) {
 	first := false
 	if hit >= 0 {
 		t.entries[hit] = stackEntry{} // matched once; its give-up records it again
-		key := methodAttr(j.method)   // bounded: unknown methods share "other"
+		key := stackKey(j.method)
 		if !t.reported[key] && len(t.reported) < stackMaxMethods {
 			if t.reported == nil {
 				t.reported = map[string]bool{}
@@ -177,6 +188,18 @@ func (r *Retrier) stackCheck(ctx context.Context, j *job, now time.Time) {
 		return
 	}
 	r.reportStacked(ctx, j.method, first)
+}
+
+// stackKey is the key of method in the set of methods already logged: a
+// gRPC method's own name (a service's methods are a small set; the set is
+// bounded by stackMaxMethods), and for a REST request outside the table,
+// whose name carries its path, the metrics' bounded value ("other").
+func stackKey(method string) string {
+	key := methodAttr(method)
+	if key == otherMethod && strings.HasPrefix(method, "/") && len(method) <= maxMethodName {
+		return method
+	}
+	return key
 }
 
 // stackGaveUp runs when a call ends: one that gave up after retrying is

@@ -176,8 +176,8 @@ func (f *applyFlags) validate() error {
 	if err := checkNonNegative("grace", f.grace); err != nil {
 		return err
 	}
-	if !(f.timeScale >= 1) { // also NaN
-		return usagef("--time-scale %v: must be at least 1", f.timeScale)
+	if !(f.timeScale >= 1 && f.timeScale <= maxTimeScale) { // also NaN, +Inf
+		return usagef("--time-scale %v: must be from 1 to %g", f.timeScale, float64(maxTimeScale))
 	}
 	if f.insecure && f.endpoint == "" {
 		return usagef("--insecure turns off TLS and credentials for --endpoint; give --endpoint HOST:PORT too (or drop --insecure to use Google's API)")
@@ -205,15 +205,35 @@ func (f *applyFlags) validate() error {
 }
 
 // readApplyFile opens and parses -f.
-func readApplyFile(f *applyFlags, stdin io.Reader) (*applyFile, error) {
+// A signal while stdin is still being read (a producer that has not
+// finished) returns errStoppedReading at once: the read is left to the
+// process's exit.
+func readApplyFile(ctx context.Context, f *applyFlags, stdin io.Reader) (*applyFile, error) {
 	if f.file == "-" {
-		return parseApplyFile("<stdin>", stdin, f.transport)
+		type parsed struct {
+			file *applyFile
+			err  error
+		}
+		ch := make(chan parsed, 1)
+		go func() {
+			file, err := parseApplyFile("<stdin>", stdin, f.transport)
+			ch <- parsed{file, err}
+		}()
+		select {
+		case p := <-ch:
+			return p.file, p.err
+		case <-ctx.Done():
+			return nil, errStoppedReading
+		}
 	}
 	fh, err := os.Open(f.file)
 	if err != nil {
 		return nil, &usageError{msg: fmt.Sprintf("-f: %v", err), hint: "Give the path of a YAML or JSON file; see 'iamretry apply -h' for its form."}
 	}
 	defer fh.Close()
+	if fi, err := fh.Stat(); err == nil && fi.IsDir() {
+		return nil, &usageError{msg: fmt.Sprintf("-f %s: is a directory", f.file), hint: "Give the path of a YAML or JSON file; see 'iamretry apply -h' for its form."}
+	}
 	return parseApplyFile(f.file, fh, f.transport)
 }
 
@@ -263,6 +283,9 @@ const (
 // its read-modify-write.
 var errStopped = errors.New("stopped by a signal")
 
+// errStoppedReading: a signal came while -f - was still reading stdin.
+var errStoppedReading = errors.New("stopped by a signal while reading stdin")
+
 // applyRun is one run of the apply command.
 type applyRun struct {
 	f        *applyFlags
@@ -275,7 +298,15 @@ type applyRun struct {
 }
 
 func runApply(ctx context.Context, cio *cmdIO, f *applyFlags) (err error) {
-	file, err := readApplyFile(f, applyStdin)
+	file, err := readApplyFile(ctx, f, applyStdin)
+	if errors.Is(err, errStoppedReading) {
+		sig := "SIGINT"
+		if signalExitCode(ctx) == 128+int(syscall.SIGTERM) {
+			sig = "SIGTERM"
+		}
+		fmt.Fprintf(cio.stderr, "iamretry apply: stopped by %s while reading <stdin>; nothing was sent\n", sig)
+		return exitCodeError(signalExitCode(ctx))
+	}
 	var fe *fileErrors
 	if errors.As(err, &fe) {
 		fmt.Fprintln(cio.stderr, fe.Error())
@@ -347,7 +378,8 @@ func runApply(ctx context.Context, cio *cmdIO, f *applyFlags) (err error) {
 	start := time.Now()
 	run.out.begin(run)
 	if f.dryRun {
-		run.each(work, func(ctx context.Context, st *resState) { run.plan(ctx, client, st) })
+		// Reads change nothing: a signal abandons them at once (no --grace).
+		run.each(ctx, func(ctx context.Context, st *resState) { run.plan(ctx, client, st) })
 	} else {
 		u, err := policy.NewUpdater(client, r) // one Retrier, one budget for the run
 		if err != nil {
@@ -518,7 +550,7 @@ func (run *applyRun) plan(ctx context.Context, c policy.Client, st *resState) {
 	st.attempts = max(st.attempts, 1)
 	if err != nil {
 		st.outcome, st.err = outFailed, err
-		if run.stopping.Load() && ctx.Err() != nil {
+		if ctx.Err() != nil { // a signal (the read runs on the signal's context)
 			st.outcome = outInterrupted
 		}
 		return
@@ -667,6 +699,10 @@ type scaledClock struct {
 	start time.Time
 	scale float64
 }
+
+// maxTimeScale bounds --time-scale: the scaled clock's Now multiplies the
+// time elapsed by it, and must not overflow a time.Duration within a run.
+const maxTimeScale = 1e6
 
 func newScaledClock(scale float64) scaledClock { return scaledClock{start: time.Now(), scale: scale} }
 

@@ -108,10 +108,34 @@ func (e *fileErrors) Error() string {
 	return b.String()
 }
 
+// Bounds on what a file may cost: its size, and the grants it reaches
+// through aliases (*anchor): a few kilobytes of aliases of aliased lists
+// would otherwise expand to millions of grants (a "billion laughs").
+const (
+	maxApplyFileBytes     = 16 << 20
+	maxApplyAliasedGrants = 10000
+)
+
 // fileParser walks the YAML node tree of an apply file, collecting every
 // error with its line.
 type fileParser struct {
-	errs []fileError
+	errs    []fileError
+	aliased int  // grants reached through an alias so far
+	tooMany bool // aliased passed maxApplyAliasedGrants: the walk stops
+}
+
+// expand counts a grant reached through an alias; it reports false (and
+// records the error once) when the file's aliases expand too far.
+func (p *fileParser) expand(line int) bool {
+	p.aliased++
+	if p.aliased <= maxApplyAliasedGrants {
+		return true
+	}
+	if !p.tooMany {
+		p.tooMany = true
+		p.errorf(line, "the file's aliases (*anchor) expand to more than %d grants; write the grants out, or share fewer through aliases", maxApplyAliasedGrants)
+	}
+	return false
 }
 
 func (p *fileParser) errorf(line int, format string, args ...any) {
@@ -128,9 +152,12 @@ var yamlLine = regexp.MustCompile(`^yaml: line (\d+): `)
 // file refuses exactly what the Updater would). It returns every error at
 // once, as *fileErrors.
 func parseApplyFile(name string, r io.Reader, transport string) (*applyFile, error) {
-	data, err := io.ReadAll(r)
+	data, err := io.ReadAll(io.LimitReader(r, maxApplyFileBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", name, err)
+	}
+	if len(data) > maxApplyFileBytes {
+		return nil, &fileErrors{file: name, errs: []fileError{{msg: fmt.Sprintf("the file is larger than %d MiB; split it into several files", maxApplyFileBytes>>20)}}}
 	}
 	p := &fileParser{}
 	f := &applyFile{name: name}
@@ -275,19 +302,34 @@ func (p *fileParser) file(f *applyFile, doc *yaml.Node, transport string) {
 	}
 	seen := map[string]int{} // key -> line
 	for _, it := range items {
+		if p.tooMany {
+			return
+		}
 		r, valid := p.resource(it, transport)
 		if r == nil || r.key == "" {
 			continue
 		}
-		if first, dup := seen[r.key]; dup {
+		k := sameResource(r)
+		if first, dup := seen[k]; dup {
 			p.errorf(r.line, "resource %q is listed twice (first at line %d); list each resource once", r.name, first)
 			continue
 		}
-		seen[r.key] = r.line
+		seen[k] = r.line
 		if valid {
 			f.resources = append(f.resources, r)
 		}
 	}
+}
+
+// sameResource is r's key with the spellings of one resource made one: a
+// service account's project, which IAM reads from the account ("-" is any
+// project), is dropped.
+func sameResource(r *applyResource) string {
+	if matches("projects/*/serviceAccounts/*", r.rel) {
+		_, id, _ := strings.Cut(strings.TrimPrefix(r.rel, "projects/"), "/serviceAccounts/")
+		return "//" + r.route.host + "/projects/-/serviceAccounts/" + id
+	}
+	return r.key
 }
 
 // resource checks one resource of the list; it returns it with valid false
@@ -295,6 +337,7 @@ func (p *fileParser) file(f *applyFile, doc *yaml.Node, transport string) {
 // nil when it has no usable name.
 func (p *fileParser) resource(n *yaml.Node, transport string) (r *applyResource, valid bool) {
 	line := deref(n).Line
+	viaAlias := n.Kind == yaml.AliasNode
 	m := p.fields(n, "a resource", resourceKeys)
 	if m == nil {
 		return nil, false
@@ -324,7 +367,11 @@ func (p *fileParser) resource(n *yaml.Node, transport string) (r *applyResource,
 		name string
 		out  *[]grant
 	}{{"add", &r.add}, {"remove", &r.rm}} {
+		listAlias := m[list.name] != nil && m[list.name].Kind == yaml.AliasNode
 		for _, it := range p.list(m, list.name, what) {
+			if (viaAlias || listAlias || it.Kind == yaml.AliasNode) && !p.expand(deref(it).Line) {
+				return r, false
+			}
 			g, ok := p.grant(it, list.name == "add", what)
 			if !ok {
 				valid = false

@@ -28,6 +28,10 @@ type applyOutput struct {
 	drawn    bool    // the progress line is on screen
 	dryRun   bool
 	firstErr error
+	// ended: the summary is out. The Updater may still end an attempt of
+	// an abandoned resource on a goroutine of its own after the run
+	// returned; its report is dropped (the writers are the caller's again).
+	ended bool
 
 	total, done, running int
 	counts               map[string]int
@@ -172,7 +176,7 @@ func (o *applyOutput) started(_ *applyRun, _ *resState) {
 func (o *applyOutput) retry(resource string, a interceptor.Attempt) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.json != nil {
+	if o.json != nil || o.ended {
 		return // the resource's event says how many attempts it took
 	}
 	ev := failedAttempt(0, 0, "", a)
@@ -346,6 +350,7 @@ func (o *applyOutput) summary(run *applyRun, took time.Duration, ctx context.Con
 
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	defer func() { o.ended = true }()
 	o.flush(true)
 	if o.json != nil {
 		for _, st := range notStarted {

@@ -2,13 +2,11 @@ package deny
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
-	"github.com/googleapis/gax-go/v2/apierror"
 	"google.golang.org/grpc/status"
 
-	"github.com/iamretry/iamretry/codes"
+	"github.com/iamretry/iamretry/interceptor/internal/updaters"
 )
 
 // updateError is what Update returns for a failure met after its checks:
@@ -29,11 +27,7 @@ func wrapErr(ctx context.Context, name string, err error) error {
 	if err == nil {
 		return nil
 	}
-	e := &updateError{name: name, err: err}
-	if ce := ctx.Err(); ce != nil && !errors.Is(err, ce) && codes.CodeOf(err) == status.FromContextError(ce).Code() {
-		e.ctx = ce
-	}
-	return e
+	return &updateError{name: name, err: err, ctx: updaters.EndedBy(ctx, err)}
 }
 
 func (e *updateError) Error() string {
@@ -50,13 +44,5 @@ func (e *updateError) Is(target error) bool { return e.ctx != nil && target == e
 // (its details kept), or, for a REST error, the code codes.CodeOf reads
 // from its JSON body.
 func (e *updateError) GRPCStatus() *status.Status {
-	var se interface{ GRPCStatus() *status.Status }
-	if errors.As(e.err, &se) {
-		if ae, ok := se.(*apierror.APIError); !ok || ae.HTTPCode() <= 0 {
-			p := se.GRPCStatus().Proto()
-			p.Message = e.Error()
-			return status.FromProto(p)
-		}
-	}
-	return status.New(codes.CodeOf(e.err), e.Error())
+	return updaters.Status(e.err, e.Error())
 }

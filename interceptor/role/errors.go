@@ -8,7 +8,6 @@ import (
 	grpccodes "google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/iamretry/iamretry/codes"
 	"github.com/iamretry/iamretry/interceptor/internal/updaters"
 )
 
@@ -64,11 +63,7 @@ func wrapEnded(ctx context.Context, name string, err error) error {
 	if err == nil {
 		return nil
 	}
-	e := &updateError{name: name, err: err}
-	if ce := ctx.Err(); ce != nil && !errors.Is(err, ce) && codes.CodeOf(err) == status.FromContextError(ce).Code() {
-		e.ctx = ce
-	}
-	return e
+	return &updateError{name: name, err: err, ctx: updaters.EndedBy(ctx, err)}
 }
 
 // Is reports whether target is the error of the context that ended the

@@ -186,7 +186,12 @@ func (st *state) checkGrantsLocked(cur *iampb.Policy, next []*iampb.Binding, now
 // validAccountID reports whether id is a valid service account ID: 6 to 30
 // lowercase letters, digits and hyphens, starting with a letter and not
 // ending with a hyphen.
-func validAccountID(id string) bool {
+func validAccountID(id string) bool { return validShortID(id) }
+
+// validShortID reports whether id is 6 to 30 lowercase letters, digits and
+// hyphens, starting with a letter and not ending with a hyphen: the rule
+// for a service account ID and for a project ID alike.
+func validShortID(id string) bool {
 	if len(id) < 6 || len(id) > 30 || id[0] < 'a' || id[0] > 'z' || id[len(id)-1] == '-' {
 		return false
 	}
@@ -202,32 +207,50 @@ func validAccountID(id string) bool {
 // (in any form GetServiceAccount accepts), ignoring propagation, or nil when
 // there is none.
 func (s *Server) ServiceAccount(name string) *adminpb.ServiceAccount {
-	st := s.state
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	a, err := st.lookupLocked(name)
-	if err != nil {
-		return nil
-	}
-	return proto.Clone(a.sa).(*adminpb.ServiceAccount)
+	var out *adminpb.ServiceAccount
+	s.withAccount(name, func(a *account) { out = proto.Clone(a.sa).(*adminpb.ServiceAccount) })
+	return out
 }
 
 // ServiceAccountKeys returns copies of the keys minted for the service account
 // that name designates, oldest first, or nil when there is no such account.
 // Tests use it to see how many keys a retried CreateServiceAccountKey minted.
 func (s *Server) ServiceAccountKeys(name string) []*adminpb.ServiceAccountKey {
+	var out []*adminpb.ServiceAccountKey
+	s.withAccount(name, func(a *account) {
+		out = make([]*adminpb.ServiceAccountKey, len(a.keys))
+		for i, k := range a.keys {
+			out[i] = proto.Clone(k).(*adminpb.ServiceAccountKey)
+		}
+	})
+	return out
+}
+
+// withAccount runs f under the store's lock on the service account name
+// designates (ignoring propagation); it does not call f when there is none.
+func (s *Server) withAccount(name string, f func(a *account)) {
 	st := s.state
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	a, err := st.lookupLocked(name)
-	if err != nil {
-		return nil
+	if a, err := st.lookupLocked(name); err == nil {
+		f(a)
 	}
-	out := make([]*adminpb.ServiceAccountKey, len(a.keys))
-	for i, k := range a.keys {
-		out[i] = proto.Clone(k).(*adminpb.ServiceAccountKey)
+}
+
+// newAccountLocked mints the service account email of project: the next
+// unique ID (also its OAuth2 client ID), its name and a new etag. The caller
+// holds st.mu, fills in the rest and stores it.
+func (st *state) newAccountLocked(project, email string) *adminpb.ServiceAccount {
+	st.idSeq++
+	uid := uniqueID(st.idSeq)
+	return &adminpb.ServiceAccount{
+		Name:           accountName(project, email),
+		ProjectId:      project,
+		UniqueId:       uid,
+		Email:          email,
+		Oauth2ClientId: uid,
+		Etag:           st.nextEtagLocked(),
 	}
-	return out
 }
 
 // uniqueID mints the n-th 21-digit numeric unique ID.

@@ -69,6 +69,20 @@ func (a *adminService) PatchServiceAccount(_ context.Context, req *adminpb.Patch
 			return nil, status.Errorf(codes.InvalidArgument, "invalid update_mask path %q: the paths may be display_name and description", p)
 		}
 	}
+	return a.updateAccount(in, display, desc)
+}
+
+// UpdateServiceAccount (deprecated by IAM for PatchServiceAccount) sets the
+// display_name and description of the account name designates; other
+// fields are ignored.
+func (a *adminService) UpdateServiceAccount(_ context.Context, in *adminpb.ServiceAccount) (*adminpb.ServiceAccount, error) {
+	return a.updateAccount(in, true, true)
+}
+
+// updateAccount checks in's fields, then sets the display_name (display)
+// and the description (desc) of the account in.name designates and moves
+// its etag: the write both PatchServiceAccount and UpdateServiceAccount do.
+func (a *adminService) updateAccount(in *adminpb.ServiceAccount, display, desc bool) (*adminpb.ServiceAccount, error) {
 	if err := checkAccountFields(in); err != nil {
 		return nil, err
 	}
@@ -86,28 +100,6 @@ func (a *adminService) PatchServiceAccount(_ context.Context, req *adminpb.Patch
 	if desc {
 		next.Description = in.GetDescription()
 	}
-	next.Etag = st.nextEtagLocked()
-	acc.sa = next
-	return proto.Clone(next).(*adminpb.ServiceAccount), nil
-}
-
-// UpdateServiceAccount (deprecated by IAM for PatchServiceAccount) sets the
-// display_name and description of the account name designates; other
-// fields are ignored.
-func (a *adminService) UpdateServiceAccount(_ context.Context, in *adminpb.ServiceAccount) (*adminpb.ServiceAccount, error) {
-	if err := checkAccountFields(in); err != nil {
-		return nil, err
-	}
-	st := a.s.state
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	acc, err := st.lookupAsLocked(in.GetName(), "iam.serviceAccounts.update")
-	if err != nil {
-		return nil, err
-	}
-	next := proto.Clone(acc.sa).(*adminpb.ServiceAccount)
-	next.DisplayName = in.GetDisplayName()
-	next.Description = in.GetDescription()
 	next.Etag = st.nextEtagLocked()
 	acc.sa = next
 	return proto.Clone(next).(*adminpb.ServiceAccount), nil

@@ -60,18 +60,9 @@ func (a *adminService) CreateServiceAccount(_ context.Context, req *adminpb.Crea
 	if st.countAccountsLocked(project) >= quota {
 		return nil, accountQuotaExceeded()
 	}
-	st.idSeq++
-	uid := uniqueID(st.idSeq)
-	sa := &adminpb.ServiceAccount{
-		Name:           accountName(project, email),
-		ProjectId:      project,
-		UniqueId:       uid,
-		Email:          email,
-		DisplayName:    req.GetServiceAccount().GetDisplayName(),
-		Description:    req.GetServiceAccount().GetDescription(),
-		Oauth2ClientId: uid,
-		Etag:           st.nextEtagLocked(),
-	}
+	sa := st.newAccountLocked(project, email)
+	sa.DisplayName = req.GetServiceAccount().GetDisplayName()
+	sa.Description = req.GetServiceAccount().GetDescription()
 	st.accounts[email] = &account{sa: sa, created: now, readsLeft: reads}
 	return proto.Clone(sa).(*adminpb.ServiceAccount), nil
 }

@@ -237,6 +237,24 @@ func checkCustomRoleName(name string) error {
 // answered.
 func (a *adminService) changeCustomRole(name string, etag []byte, f func(cr *customRole, next *adminpb.Role, now time.Time) error) (*adminpb.Role, error) {
 	staleCode := a.s.staleEtagCode()
+	return a.withCustomRole(name, func(st *state, cr *customRole, now time.Time) (*adminpb.Role, error) {
+		if len(etag) > 0 && !bytes.Equal(etag, cr.role.Etag) {
+			return nil, status.Error(staleCode, concurrentChangeMessage)
+		}
+		next := proto.Clone(cr.role).(*adminpb.Role)
+		if err := f(cr, next, now); err != nil {
+			return nil, err
+		}
+		next.Etag = st.nextEtagLocked()
+		cr.role = next
+		return proto.Clone(next).(*adminpb.Role), nil
+	})
+}
+
+// withCustomRole runs f under the store's lock on the visible custom role
+// name (after purging the roles deleted too long ago) and answers what f
+// answers; a role that is not there answers NOT_FOUND without calling f.
+func (a *adminService) withCustomRole(name string, f func(st *state, cr *customRole, now time.Time) (*adminpb.Role, error)) (*adminpb.Role, error) {
 	now := a.s.now()
 	st := a.s.state
 	st.mu.Lock()
@@ -246,16 +264,7 @@ func (a *adminService) changeCustomRole(name string, etag []byte, f func(cr *cus
 	if err != nil {
 		return nil, err
 	}
-	if len(etag) > 0 && !bytes.Equal(etag, cr.role.Etag) {
-		return nil, status.Error(staleCode, concurrentChangeMessage)
-	}
-	next := proto.Clone(cr.role).(*adminpb.Role)
-	if err := f(cr, next, now); err != nil {
-		return nil, err
-	}
-	next.Etag = st.nextEtagLocked()
-	cr.role = next
-	return proto.Clone(next).(*adminpb.Role), nil
+	return f(st, cr, now)
 }
 
 // UpdateRole changes the fields of a custom role that update_mask names
@@ -366,16 +375,9 @@ func (a *adminService) getRole(name string) (*adminpb.Role, error) {
 			return roleView(r, adminpb.RoleView_FULL), nil
 		}
 	}
-	now := a.s.now()
-	st := a.s.state
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	st.sweepRolesLocked(now)
-	cr, err := st.getCustomRoleLocked(name)
-	if err != nil {
-		return nil, err
-	}
-	return proto.Clone(cr.role).(*adminpb.Role), nil
+	return a.withCustomRole(name, func(_ *state, cr *customRole, _ time.Time) (*adminpb.Role, error) {
+		return proto.Clone(cr.role).(*adminpb.Role), nil
+	})
 }
 
 // customRolesLocked returns the visible custom roles under parent, sorted by

@@ -9,11 +9,8 @@ import (
 
 	iamv2pb "cloud.google.com/go/iam/apiv2/iampb"
 	"cloud.google.com/go/longrunning/autogen/longrunningpb"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -159,18 +156,8 @@ func (s *Server) serveDenyREST(w http.ResponseWriter, r *http.Request, segs []st
 		up.Policy.Name = name // the path wins over the body
 	}
 
-	ctx := r.Context()
-	if v := r.Header.Get(attemptHeader); v != "" {
-		ctx = metadata.NewIncomingContext(ctx, metadata.Pairs(attemptHeader, v))
-	}
-	resp, err := s.intercept(ctx, req, &grpc.UnaryServerInfo{FullMethod: method}, call)
-	if err != nil {
-		writeRESTError(w, err)
-		return
-	}
-	out, err := protojson.Marshal(resp.(proto.Message))
-	if err != nil {
-		writeRESTError(w, status.Errorf(codes.Internal, "fakeiam: encoding the answer: %v", err))
+	out, ok := s.callREST(w, r, method, req, call)
+	if !ok {
 		return
 	}
 	w.Header().Set("Content-Type", "application/json; charset=UTF-8")

@@ -43,17 +43,7 @@ func (s *Server) RegisterProject(id string, number int64) {
 }
 
 // validProjectID applies the rules of https://cloud.google.com/resource-manager/docs/creating-managing-projects#before_you_begin.
-func validProjectID(id string) bool {
-	if len(id) < 6 || len(id) > 30 || id[0] < 'a' || id[0] > 'z' || id[len(id)-1] == '-' {
-		return false
-	}
-	for _, c := range id {
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
-			return false
-		}
-	}
-	return true
-}
+func validProjectID(id string) bool { return validShortID(id) }
 
 // projectOf returns X when resource is projects/X (one segment), else "".
 func projectOf(resource string) string {

@@ -260,19 +260,8 @@ func (h *restHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		setField(req.ProtoReflect(), route.nameField, name)
 	}
 
-	ctx := r.Context()
-	if v := r.Header.Get(attemptHeader); v != "" {
-		ctx = metadata.NewIncomingContext(ctx, metadata.Pairs(attemptHeader, v))
-	}
-	info := &grpc.UnaryServerInfo{FullMethod: route.method}
-	resp, err := h.s.intercept(ctx, req, info, route.call)
-	if err != nil {
-		writeRESTError(w, err)
-		return
-	}
-	out, err := protojson.Marshal(resp.(proto.Message))
-	if err != nil {
-		writeRESTError(w, status.Errorf(codes.Internal, "fakeiam: encoding the answer: %v", err))
+	out, ok := h.s.callREST(w, r, route.method, req, route.call)
+	if !ok {
 		return
 	}
 	if selected != nil {
@@ -280,6 +269,28 @@ func (h *restHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
 	_, _ = w.Write(out)
+}
+
+// callREST answers the JSON of what call answers for req, run as the gRPC
+// method through the fault layer and the call log, with r's attemptHeader
+// passed on as incoming metadata. On an error it writes the REST error to w
+// and answers false.
+func (s *Server) callREST(w http.ResponseWriter, r *http.Request, method string, req any, call grpc.UnaryHandler) ([]byte, bool) {
+	ctx := r.Context()
+	if v := r.Header.Get(attemptHeader); v != "" {
+		ctx = metadata.NewIncomingContext(ctx, metadata.Pairs(attemptHeader, v))
+	}
+	resp, err := s.intercept(ctx, req, &grpc.UnaryServerInfo{FullMethod: method}, call)
+	if err != nil {
+		writeRESTError(w, err)
+		return nil, false
+	}
+	out, err := protojson.Marshal(resp.(proto.Message))
+	if err != nil {
+		writeRESTError(w, status.Errorf(codes.Internal, "fakeiam: encoding the answer: %v", err))
+		return nil, false
+	}
+	return out, true
 }
 
 // setString sets the string field named field (its proto name) of m.

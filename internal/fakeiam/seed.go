@@ -79,16 +79,7 @@ func (s *Server) SeedServiceAccount(project, accountID string) (*adminpb.Service
 	if _, exists := st.accounts[email]; exists {
 		return nil, fmt.Errorf("service account %s already exists", email)
 	}
-	st.idSeq++
-	uid := uniqueID(st.idSeq)
-	sa := &adminpb.ServiceAccount{
-		Name:           accountName(project, email),
-		ProjectId:      project,
-		UniqueId:       uid,
-		Email:          email,
-		Oauth2ClientId: uid,
-		Etag:           st.nextEtagLocked(),
-	}
+	sa := st.newAccountLocked(project, email)
 	st.accounts[email] = &account{sa: sa, created: created}
 	return proto.Clone(sa).(*adminpb.ServiceAccount), nil
 }

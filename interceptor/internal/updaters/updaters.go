@@ -4,6 +4,7 @@
 package updaters
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"reflect"
@@ -39,6 +40,17 @@ func IsNil(v any) bool {
 		return rv.IsNil()
 	}
 	return false
+}
+
+// EndedBy returns ctx's error when ctx has ended and err reports it by its
+// code alone (gRPC's status errors do not wrap the context's error; a REST
+// client's do), else nil. An error wrapping err keeps it and matches it
+// (errors.Is), so that errors.Is finds the context's error either way.
+func EndedBy(ctx context.Context, err error) error {
+	if ce := ctx.Err(); ce != nil && !errors.Is(err, ce) && codes.CodeOf(err) == status.FromContextError(ce).Code() {
+		return ce
+	}
+	return nil
 }
 
 // Status is the status of an error that wraps cause under the message msg:
