@@ -17,21 +17,21 @@ import (
 	"github.com/iamretry/iamretry/interceptor"
 )
 
-// spanRig is a TracerProvider whose ended spans go to an in-memory exporter.
-type spanRig struct {
+// spanReader is a TracerProvider whose ended spans go to an in-memory exporter.
+type spanReader struct {
 	exp *tracetest.InMemoryExporter
 	tp  *sdktrace.TracerProvider
 }
 
-func newSpanRig(t *testing.T) *spanRig {
+func newSpanReader(t *testing.T) *spanReader {
 	exp := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
 	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
-	return &spanRig{exp: exp, tp: tp}
+	return &spanReader{exp: exp, tp: tp}
 }
 
 // run runs f under a new recording span and returns that span's events.
-func (s *spanRig) run(t *testing.T, f func(ctx context.Context)) []sdktrace.Event {
+func (s *spanReader) run(t *testing.T, f func(ctx context.Context)) []sdktrace.Event {
 	t.Helper()
 	s.exp.Reset()
 	ctx, span := s.tp.Tracer("test").Start(context.Background(), "call")
@@ -46,9 +46,8 @@ func (s *spanRig) run(t *testing.T, f func(ctx context.Context)) []sdktrace.Even
 
 func TestSpanEventsOfARetriedCall(t *testing.T) {
 	t.Parallel()
-	s := newSpanRig(t)
-	h := newHarness(t, interceptor.WithMaxAttempts(3))
-	events := s.run(t, func(ctx context.Context) {
+	h := newHarnessOf(t, []interceptor.Option{interceptor.WithMaxAttempts(3)}, withSpans())
+	events := h.traced(func(ctx context.Context) {
 		if err := h.call(ctx, &script{errs: fail(grpccodes.Unavailable, 2)}, getPolicy, nil); err != nil {
 			t.Fatal(err)
 		}
@@ -66,7 +65,7 @@ func TestSpanEventsOfARetriedCall(t *testing.T) {
 		}
 	}
 
-	events = s.run(t, func(ctx context.Context) {
+	events = h.traced(func(ctx context.Context) {
 		_ = h.call(ctx, &script{errs: fail(grpccodes.Internal, 5)}, getPolicy, nil)
 	})
 	if len(events) != 3 || events[2].Name != "iamretry.gave_up" ||
@@ -75,7 +74,7 @@ func TestSpanEventsOfARetriedCall(t *testing.T) {
 	}
 
 	// A permanent failure is not a give-up: no event.
-	events = s.run(t, func(ctx context.Context) {
+	events = h.traced(func(ctx context.Context) {
 		_ = h.call(ctx, &script{errs: fail(grpccodes.PermissionDenied, 1)}, getPolicy, nil)
 	})
 	if len(events) != 0 {
@@ -94,7 +93,7 @@ func TestSpanEventsNeedARecordingSpan(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	s := newSpanRig(t)
+	s := newSpanReader(t)
 	notSampled := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.NeverSample()), sdktrace.WithSyncer(s.exp))
 	ctx, span := notSampled.Tracer("test").Start(context.Background(), "call")
 	if span.IsRecording() {

@@ -18,8 +18,7 @@ import (
 // The IAM table's methods always get their own.
 func TestMetricsMethodValuesStayBounded(t *testing.T) {
 	t.Parallel()
-	m := newMeterRig(t)
-	h := newHarness(t, m.option(), interceptor.WithMaxAttempts(2))
+	h := newHarnessOf(t, []interceptor.Option{interceptor.WithMaxAttempts(2)}, withMeter())
 	const names = 3000
 	for i := range names {
 		method := fmt.Sprintf("/tenant%d.x.v1.Svc/GetIamPolicy", i)
@@ -43,7 +42,7 @@ func TestMetricsMethodValuesStayBounded(t *testing.T) {
 	if err := h.call(context.Background(), &script{}, "/"+strings.Repeat("a", 300)+".v1.Svc/GetIamPolicy", nil); err != nil {
 		t.Fatal(err)
 	}
-	ms := m.collect()
+	ms := h.collect()
 	values := map[string]bool{}
 	for _, name := range []string{"iamretry.client.calls", "iamretry.client.call.retries", "iamretry.client.call.retry_delay"} {
 		for _, v := range methodValues(ms[name]) {

@@ -20,25 +20,27 @@ import (
 	"github.com/iamretry/iamretry/interceptor"
 )
 
-// meterRig is a ManualReader and the options that wire it into a Retrier.
-type meterRig struct {
+// meterReader is a ManualReader and the option that wires it into a Retrier
+// (a harness holds one withMeter; a test that shares one or has no harness
+// builds its own).
+type meterReader struct {
 	t      *testing.T
 	reader *sdkmetric.ManualReader
 	mp     *sdkmetric.MeterProvider
 }
 
-func newMeterRig(t *testing.T) *meterRig {
+func newMeterReader(t *testing.T) *meterReader {
 	t.Helper()
 	reader := sdkmetric.NewManualReader()
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	t.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
-	return &meterRig{t: t, reader: reader, mp: mp}
+	return &meterReader{t: t, reader: reader, mp: mp}
 }
 
-func (m *meterRig) option() interceptor.Option { return interceptor.WithMeterProvider(m.mp) }
+func (m *meterReader) option() interceptor.Option { return interceptor.WithMeterProvider(m.mp) }
 
 // collect returns the instruments of the meter interceptor.MeterName, by name.
-func (m *meterRig) collect() map[string]metricdata.Metrics {
+func (m *meterReader) collect() map[string]metricdata.Metrics {
 	m.t.Helper()
 	var rm metricdata.ResourceMetrics
 	if err := m.reader.Collect(context.Background(), &rm); err != nil {
@@ -133,12 +135,11 @@ const getPolicyAttr = "google.iam.v1.IAMPolicy/GetIamPolicy"
 
 func TestMetricsRetriedTwiceThenOK(t *testing.T) {
 	t.Parallel()
-	m := newMeterRig(t)
-	h := newHarness(t, m.option())
+	h := newHarnessOf(t, nil, withMeter())
 	if err := h.call(context.Background(), &script{errs: fail(grpccodes.Unavailable, 2)}, getPolicy, nil); err != nil {
 		t.Fatal(err)
 	}
-	ms := m.collect()
+	ms := h.collect()
 	method := map[string]string{"grpc.method": getPolicyAttr}
 	if n, ok := sum(t, ms, "iamretry.client.calls", method); !ok || n != 1 {
 		t.Fatalf("calls %d (found %v), want 1", n, ok)
@@ -165,14 +166,13 @@ func TestMetricsRetriedTwiceThenOK(t *testing.T) {
 
 func TestMetricsSuccessAtOnceCountsOnlyTheCall(t *testing.T) {
 	t.Parallel()
-	m := newMeterRig(t)
-	h := newHarness(t, m.option())
+	h := newHarnessOf(t, nil, withMeter())
 	for range 3 {
 		if err := h.call(context.Background(), &script{}, getPolicy, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
-	ms := m.collect()
+	ms := h.collect()
 	if n, _ := sum(t, ms, "iamretry.client.calls", map[string]string{"grpc.method": getPolicyAttr}); n != 3 {
 		t.Fatalf("calls %d, want 3", n)
 	}
@@ -202,8 +202,7 @@ func TestMetricsGaveUpByReason(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.reason, func(t *testing.T) {
-			m := newMeterRig(t)
-			h := newHarness(t, append(c.opts, m.option())...)
+			h := newHarnessOf(t, c.opts, withMeter())
 			method := getPolicy
 			if c.method != "" {
 				method = c.method
@@ -215,7 +214,7 @@ func TestMetricsGaveUpByReason(t *testing.T) {
 			if status.Code(err) != grpccodes.Unavailable {
 				t.Fatalf("err %v, want UNAVAILABLE", err)
 			}
-			ms := m.collect()
+			ms := h.collect()
 			want := map[string]string{"grpc.method": method[1:], "grpc.status": "UNAVAILABLE", "iamretry.reason": c.reason}
 			if n, ok := sum(t, ms, "iamretry.client.call.gave_up", want); !ok || n != 1 || points(ms, "iamretry.client.call.gave_up") != 1 {
 				t.Fatalf("gave_up %v: %d (found %v), want exactly one point of 1: %+v", want, n, ok, ms["iamretry.client.call.gave_up"])
@@ -229,15 +228,14 @@ func TestMetricsGaveUpByReason(t *testing.T) {
 
 func TestMetricsGaveUpAtTheContextDeadline(t *testing.T) {
 	t.Parallel()
-	m := newMeterRig(t)
-	h := newHarness(t, m.option())
+	h := newHarnessOf(t, nil, withMeter())
 	ctx, cancel := context.WithDeadline(context.Background(), h.clock.Now().Add(2*time.Second))
 	defer cancel()
 	err := h.call(ctx, &script{errs: fail(grpccodes.Unavailable, 5)}, getPolicy, nil)
 	if status.Code(err) != grpccodes.Unavailable {
 		t.Fatalf("err %v", err)
 	}
-	ms := m.collect()
+	ms := h.collect()
 	want := map[string]string{"grpc.method": getPolicyAttr, "grpc.status": "UNAVAILABLE", "iamretry.reason": "context_deadline"}
 	if n, _ := sum(t, ms, "iamretry.client.call.gave_up", want); n != 1 {
 		t.Fatalf("gave_up %v: %d, want 1: %+v", want, n, ms["iamretry.client.call.gave_up"])
@@ -253,8 +251,7 @@ func TestMetricsGaveUpAtTheContextDeadline(t *testing.T) {
 // so that the attribute's cardinality stays bounded.
 func TestMetricsMethodAttribute(t *testing.T) {
 	t.Parallel()
-	m := newMeterRig(t)
-	h := newHarness(t, m.option())
+	h := newHarnessOf(t, nil, withMeter())
 	for _, method := range []string{"/google.iam.admin.v1.IAM/GetRole", "/my.Service/Get", "/google.iam.admin.v1.IAM/GetRole"} {
 		if err := h.call(context.Background(), &script{}, method, nil); err != nil {
 			t.Fatal(err)
@@ -266,7 +263,7 @@ func TestMetricsMethodAttribute(t *testing.T) {
 	if err := h.r.Do(context.Background(), "google.iam.v1.IAMPolicy/GetIamPolicy", func(context.Context) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
-	ms := m.collect()
+	ms := h.collect()
 	for method, want := range map[string]int64{"google.iam.admin.v1.IAM/GetRole": 2, "other": 2, getPolicyAttr: 1} {
 		if n, _ := sum(t, ms, "iamretry.client.calls", map[string]string{"grpc.method": method}); n != want {
 			t.Errorf("calls of %s: %d, want %d", method, n, want)
@@ -291,7 +288,7 @@ func TestWithMeterProviderNilIsRefused(t *testing.T) {
 // other's counts).
 func TestMetricsSharedByRetriersOfOneProvider(t *testing.T) {
 	t.Parallel()
-	m := newMeterRig(t)
+	m := newMeterReader(t)
 	for range 2 {
 		h := newHarness(t, m.option())
 		if err := h.call(context.Background(), &script{}, getPolicy, nil); err != nil {
@@ -307,7 +304,7 @@ func TestMetricsSharedByRetriersOfOneProvider(t *testing.T) {
 // request that succeeds at once under the gRPC method it maps to ("other"
 // for one that maps to none), without allocating.
 func TestMetricsRESTSuccessCountedUnderItsMethod(t *testing.T) {
-	m := newMeterRig(t)
+	m := newMeterReader(t)
 	r, err := interceptor.New(m.option())
 	if err != nil {
 		t.Fatal(err)

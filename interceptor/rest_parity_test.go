@@ -579,7 +579,7 @@ func TestGRPCQuotaWithRetryInfoRetriedEvenUnsafe(t *testing.T) {
 // was streamed counts in gave_up with reason body_not_replayable.
 func TestMetricsGaveUpBodyNotReplayable(t *testing.T) {
 	t.Parallel()
-	m := newMeterRig(t)
+	m := newMeterReader(t)
 	r := restRetrier(t, vclock.New(), m.option())
 	var got strings.Builder
 	req := mustRequest(t, "POST", restGetSA+":getIamPolicy", onlyReader{strings.NewReader(strings.Repeat("a", interceptor.MaxReplayBody+1))})

@@ -510,8 +510,7 @@ func TestTransactRefusesBadInput(t *testing.T) {
 // as "other".
 func TestTransactMetrics(t *testing.T) {
 	t.Parallel()
-	m := newMeterRig(t)
-	h := newHarness(t, m.option())
+	h := newHarnessOf(t, nil, withMeter())
 	for _, method := range []string{"iamretry.policy/Update", "toy/Add"} {
 		s := &etagStore{steal: 1}
 		tx := s.add("a")
@@ -520,7 +519,7 @@ func TestTransactMetrics(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ms := m.collect()
+	ms := h.collect()
 	for _, attr := range []string{"iamretry.policy/Update", "other"} {
 		method := map[string]string{"grpc.method": attr}
 		if n, ok := sum(t, ms, "iamretry.policy.update.writes", method); n != 2 {
@@ -539,9 +538,8 @@ func TestTransactMetrics(t *testing.T) {
 // span event goes to the span of every caller it returns, not ctx's.
 func TestTransactSpanEventsGoToCallers(t *testing.T) {
 	t.Parallel()
-	rig := newSpanRig(t)
-	h := newHarness(t)
-	tr := rig.tp.Tracer("test")
+	h := newHarnessOf(t, nil, withSpans())
+	tr := h.spans.tp.Tracer("test")
 	c1, s1 := tr.Start(context.Background(), "caller 1")
 	c2, s2 := tr.Start(context.Background(), "caller 2")
 	batch, sb := tr.Start(context.Background(), "batch")
@@ -554,7 +552,7 @@ func TestTransactSpanEventsGoToCallers(t *testing.T) {
 	s1.End()
 	s2.End()
 	sb.End()
-	for _, sp := range rig.exp.GetSpans() {
+	for _, sp := range h.spans.exp.GetSpans() {
 		want := 1
 		if sp.Name == "batch" {
 			want = 0
@@ -617,8 +615,7 @@ func TestTransactLongRunningWrite(t *testing.T) {
 // writes and conflicts; Ended gets how it ended, and RecordCall counts what
 // it is given, once per caller.
 func TestTransactEndedCountsCallers(t *testing.T) {
-	m := newMeterRig(t)
-	h := newHarness(t, m.option())
+	h := newHarnessOf(t, nil, withMeter())
 	method := map[string]string{"grpc.method": "iamretry.policy/Update"}
 	var ends []interceptor.CallEnd
 	for _, steal := range []int{0, 1} {
@@ -634,7 +631,7 @@ func TestTransactEndedCountsCallers(t *testing.T) {
 		ends[1].Err != nil || ends[1].Retries != 1 || ends[1].Reason != interceptor.Succeeded || ends[1].Waited <= 0 {
 		t.Fatalf("Ended got %+v; want a success at once, then one after 1 retry and a wait", ends)
 	}
-	ms := m.collect()
+	ms := h.collect()
 	if n, ok := sum(t, ms, "iamretry.client.calls", method); n != 0 {
 		t.Errorf("calls %d (found %v), want none: Ended counts them", n, ok)
 	}
@@ -649,7 +646,7 @@ func TestTransactEndedCountsCallers(t *testing.T) {
 	}
 	h.r.RecordCall(context.Background(), "iamretry.policy/Update",
 		interceptor.CallEnd{Err: status.Error(grpccodes.InvalidArgument, "no"), Reason: interceptor.NotRetryable})
-	ms = m.collect()
+	ms = h.collect()
 	if n, _ := sum(t, ms, "iamretry.client.calls", method); n != 3 {
 		t.Errorf("calls OK %d, want 3", n)
 	}

@@ -356,15 +356,14 @@ func TestWaitVisibleRefusesBadInput(t *testing.T) {
 
 func TestWaitVisibleMetricsLikeDo(t *testing.T) {
 	t.Parallel()
-	m := newMeterRig(t)
-	h := newHarness(t, m.option())
+	h := newHarnessOf(t, nil, withMeter())
 	if _, err := waitVisible(h, &readScript{errs: []error{notFound(1)}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := waitVisible(h, &readScript{}, interceptor.ConsecutiveReads(1)); err != nil {
 		t.Fatal(err)
 	}
-	ms := m.collect()
+	ms := h.collect()
 	method := map[string]string{"grpc.method": "other"}
 	if n, ok := sum(t, ms, "iamretry.client.calls", method); !ok || n != 2 {
 		t.Fatalf("calls %d (found %v), want 2", n, ok)

@@ -27,7 +27,7 @@ func TestCallDeadlineReplacesTheRetriersDeadline(t *testing.T) {
 	t.Parallel()
 	for _, k := range e2eKinds {
 		t.Run(k.name, func(t *testing.T) {
-			g := newE2ERig(t, interceptor.WithDeadline(5*time.Second))
+			g := newRig(t, withGRPC(), failedAttemptsOnly(), withRetrier(interceptor.WithDeadline(5*time.Second)))
 			g.fake.FailNext(k.readMethod, 5, codes.Unavailable)
 			if err := k.read(context.Background(), g, interceptor.CallDeadline(300*time.Second)); err != nil {
 				t.Fatalf("read with CallDeadline(300s): %v", err)
@@ -41,7 +41,7 @@ func TestCallDeadlineReplacesTheRetriersDeadline(t *testing.T) {
 			wantSleeps(t, g, secs(1.5, 2.5))
 			g.fake.ResetFaults()
 
-			d := newE2ERig(t)
+			d := newRig(t, withGRPC(), failedAttemptsOnly())
 			d.fake.FailNext(k.readMethod, 5, codes.Unavailable)
 			err = k.read(context.Background(), d, interceptor.CallDeadline(3*time.Second))
 			wantInjected(t, err, codes.Unavailable)
@@ -61,7 +61,7 @@ func TestCallMaxAttemptsReplacesTheRetriersCap(t *testing.T) {
 	t.Parallel()
 	for _, k := range e2eKinds {
 		t.Run(k.name, func(t *testing.T) {
-			g := newE2ERig(t)
+			g := newRig(t, withGRPC(), failedAttemptsOnly())
 			g.fake.FailNext(k.readMethod, 5, codes.Internal)
 			err := k.read(context.Background(), g, interceptor.CallMaxAttempts(2))
 			wantInjected(t, err, codes.Internal)
@@ -73,7 +73,7 @@ func TestCallMaxAttemptsReplacesTheRetriersCap(t *testing.T) {
 				t.Fatalf("attempts %+v, want 2 ending in MaxAttempts", as)
 			}
 
-			one := newE2ERig(t, interceptor.WithMaxAttempts(1))
+			one := newRig(t, withGRPC(), failedAttemptsOnly(), withRetrier(interceptor.WithMaxAttempts(1)))
 			one.fake.FailNext(k.readMethod, 2, codes.Internal)
 			if err := k.read(context.Background(), one, interceptor.CallMaxAttempts(0)); err != nil {
 				t.Fatalf("CallMaxAttempts(0) over WithMaxAttempts(1): %v", err)
@@ -91,7 +91,7 @@ func TestCallPerAttemptTimeoutCutsAndRetries(t *testing.T) {
 	t.Parallel()
 	for _, k := range e2eKinds {
 		t.Run(k.name, func(t *testing.T) {
-			g := newE2ERig(t)
+			g := newRig(t, withGRPC(), failedAttemptsOnly())
 			var hangs atomic.Int32
 			g.setSleep(func(ctx context.Context, _ time.Duration) error {
 				if hangs.Add(1) == 1 {
@@ -130,7 +130,7 @@ func TestInvalidCallOptionsFailAtOnce(t *testing.T) {
 	for _, k := range e2eKinds {
 		for _, c := range cases {
 			t.Run(k.name+"/"+c.name, func(t *testing.T) {
-				g := newE2ERig(t)
+				g := newRig(t, withGRPC(), failedAttemptsOnly())
 				err := k.read(context.Background(), g, c.opt)
 				if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), c.name) {
 					t.Fatalf("err %v, want INVALID_ARGUMENT naming %s", err, c.name)
@@ -147,7 +147,7 @@ func TestInvalidCallOptionsFailAtOnce(t *testing.T) {
 // the interceptor gRPC ignores them, even invalid ones.
 func TestCallOptionsHarmlessWithoutTheInterceptor(t *testing.T) {
 	t.Parallel()
-	g := newE2ERig(t)
+	g := newRig(t, withGRPC(), failedAttemptsOnly())
 	conn, err := g.fake.Dial(context.Background())
 	if err != nil {
 		t.Fatal(err)

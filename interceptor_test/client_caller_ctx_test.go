@@ -18,13 +18,13 @@ import (
 func TestNewClientCallerContextWins(t *testing.T) {
 	for _, c := range grpcCases() {
 		t.Run(c.name, func(t *testing.T) {
-			g := newClientRig(t)
+			g := newRig(t, fakeOnVirtualClock(), readmeDeadline())
 			read, _, closeFn, err := c.build(context.Background(), g)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer closeFn()
-			g.srv.SetOutage(iamtest.AnyMethod, codes.Unavailable)
+			g.fake.SetOutage(iamtest.AnyMethod, codes.Unavailable)
 			start := g.clock.Now()
 			ctx, cancel := context.WithDeadline(context.Background(), start.Add(30*time.Second))
 			defer cancel()
@@ -33,7 +33,7 @@ func TestNewClientCallerContextWins(t *testing.T) {
 				t.Fatal("read succeeded during an outage")
 			}
 			// Waits 1.5, 2.5, 4.5, 8.5 (17 s); the next 16.5 s would end past 30 s.
-			if n := g.srv.CountCalls(iamtest.AnyMethod); n != 5 {
+			if n := g.fake.CountCalls(iamtest.AnyMethod); n != 5 {
 				t.Fatalf("%d server calls, want 5 (within the caller's 30 s)", n)
 			}
 			if el := g.clock.Since(start); el > 30*time.Second {

@@ -20,17 +20,17 @@ import (
 // cannot refuse it): the stacked-retry detector must say so, once.
 func TestNewClientGivenInterceptorAlready(t *testing.T) {
 	w, wopts := newStackWatch(t)
-	g := newClientRig(t, wopts...)
+	g := newRig(t, fakeOnVirtualClock(), readmeDeadline(), withRetrier(wopts...))
 	ctx := context.Background()
-	opts := append(g.srv.ClientOptions(), option.WithGRPCDialOption(grpc.WithChainUnaryInterceptor(g.r.UnaryClientInterceptor())))
-	c, err := interceptor.NewClient(ctx, g.r, admin.NewIamClient, opts...)
+	opts := append(g.fake.ClientOptions(), option.WithGRPCDialOption(grpc.WithChainUnaryInterceptor(g.retrier.UnaryClientInterceptor())))
+	c, err := interceptor.NewClient(ctx, g.retrier, admin.NewIamClient, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	g.srv.SetOutage(iamtest.AnyMethod, codes.Unavailable)
+	g.fake.SetOutage(iamtest.AnyMethod, codes.Unavailable)
 	_, _ = c.GetServiceAccount(ctx, &adminpb.GetServiceAccountRequest{Name: "projects/p1/serviceAccounts/a@p1.iam.gserviceaccount.com"})
-	n := g.srv.CountCalls(iamtest.AnyMethod)
+	n := g.fake.CountCalls(iamtest.AnyMethod)
 	if n > oneSchedule && w.warnCount() != 1 {
 		t.Fatalf("%d server calls for one schedule of %d and %d Warns: the doubled layer went unreported", n, oneSchedule, w.warnCount())
 	}

@@ -16,7 +16,7 @@ import (
 // left unset) is bad input named by its position, not a nil-interface
 // panic inside the constructor.
 func TestNewClientNilOption(t *testing.T) {
-	g := newClientRig(t)
+	g := newRig(t, fakeOnVirtualClock(), readmeDeadline())
 	ctx := context.Background()
 	try := func(name string, f func() error) {
 		t.Helper()
@@ -34,11 +34,11 @@ func TestNewClientNilOption(t *testing.T) {
 		}
 	}
 	try("NewClient", func() error {
-		_, err := interceptor.NewClient(ctx, g.r, admin.NewIamClient, append(g.srv.ClientOptions(), option.ClientOption(nil))...)
+		_, err := interceptor.NewClient(ctx, g.retrier, admin.NewIamClient, append(g.fake.ClientOptions(), option.ClientOption(nil))...)
 		return err
 	})
 	try("NewRESTClient", func() error {
-		_, err := interceptor.NewRESTClient(ctx, g.r, iamv1.NewService, append(g.srv.RESTClientOptions(), option.ClientOption(nil))...)
+		_, err := interceptor.NewRESTClient(ctx, g.retrier, iamv1.NewService, append(g.fake.RESTClientOptions(), option.ClientOption(nil))...)
 		return err
 	})
 }

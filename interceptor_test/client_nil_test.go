@@ -18,7 +18,7 @@ import (
 // the "nil client" error, not a nil-pointer panic from calling its
 // Connection.
 func TestNewClientTypedNilInInterface(t *testing.T) {
-	g := newClientRig(t)
+	g := newRig(t, fakeOnVirtualClock(), readmeDeadline())
 	ctx := context.Background()
 	call := func(name string, f func() error) {
 		t.Helper()
@@ -36,17 +36,17 @@ func TestNewClientTypedNilInInterface(t *testing.T) {
 		}
 	}
 	call("NewClient", func() error {
-		_, err := interceptor.NewClient(ctx, g.r, func(context.Context, ...option.ClientOption) (io.Closer, error) {
+		_, err := interceptor.NewClient(ctx, g.retrier, func(context.Context, ...option.ClientOption) (io.Closer, error) {
 			var c *admin.IamClient
 			return c, nil
-		}, g.srv.ClientOptions()...)
+		}, g.fake.ClientOptions()...)
 		return err
 	})
 	call("NewRESTClient", func() error {
-		_, err := interceptor.NewRESTClient(ctx, g.r, func(context.Context, ...option.ClientOption) (any, error) {
+		_, err := interceptor.NewRESTClient(ctx, g.retrier, func(context.Context, ...option.ClientOption) (any, error) {
 			var s *iamv1.Service
 			return s, nil
-		}, g.srv.RESTClientOptions()...)
+		}, g.fake.RESTClientOptions()...)
 		return err
 	})
 }
@@ -56,11 +56,11 @@ func TestNewClientTypedNilInInterface(t *testing.T) {
 // the client itself; the error does not claim that *admin.IamClient has no
 // Connection method.
 func TestNewClientInterfaceTyped(t *testing.T) {
-	g := newClientRig(t)
+	g := newRig(t, fakeOnVirtualClock(), readmeDeadline())
 	ctx := context.Background()
-	c, err := interceptor.NewClient(ctx, g.r, func(ctx context.Context, opts ...option.ClientOption) (io.Closer, error) {
+	c, err := interceptor.NewClient(ctx, g.retrier, func(ctx context.Context, opts ...option.ClientOption) (io.Closer, error) {
 		return admin.NewIamClient(ctx, opts...)
-	}, g.srv.ClientOptions()...)
+	}, g.fake.ClientOptions()...)
 	if err != nil {
 		t.Fatal(err)
 	}

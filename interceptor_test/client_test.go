@@ -37,38 +37,6 @@ import (
 	"github.com/iamretry/iamretry/interceptor"
 )
 
-// clientRig is the public fake and a Retrier (a 2 min retry deadline, as
-// the README's first snippet) on one virtual clock.
-type clientRig struct {
-	srv   *iamtest.Server
-	clock *iamtest.VirtualClock
-	r     *interceptor.Retrier
-
-	mu       sync.Mutex
-	attempts []interceptor.Attempt
-}
-
-func newClientRig(t *testing.T, opts ...interceptor.Option) *clientRig {
-	t.Helper()
-	g := &clientRig{clock: iamtest.NewVirtualClock(time.Now())}
-	g.srv = iamtest.NewServer(t, iamtest.WithClock(g.clock))
-	r, err := interceptor.New(append([]interceptor.Option{
-		interceptor.WithClock(g.clock),
-		interceptor.WithRandom(halfRandom),
-		interceptor.WithDeadline(2 * time.Minute),
-		interceptor.WithObserver(func(_ context.Context, a interceptor.Attempt) {
-			g.mu.Lock()
-			g.attempts = append(g.attempts, a)
-			g.mu.Unlock()
-		}),
-	}, opts...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g.r = r
-	return g
-}
-
 // oneSchedule is the attempts of one call under an outage within the
 // rig's 2 min deadline: waits 1.5, 2.5, 4.5, 8.5, 16.5, 32, 32 (97.5 s);
 // the next 32 s would end past 120 s.
@@ -79,13 +47,13 @@ type grpcCase struct {
 	name string
 	// build builds the client with NewClient and returns the read and its
 	// CallOptions (for the wiring checks) and Close.
-	build func(ctx context.Context, g *clientRig) (read func(context.Context) error, callOptions any, closeFn func() error, err error)
+	build func(ctx context.Context, g *rig) (read func(context.Context) error, callOptions any, closeFn func() error, err error)
 }
 
 func grpcCases() []grpcCase {
 	return []grpcCase{
-		{"admin.NewIamClient", func(ctx context.Context, g *clientRig) (func(context.Context) error, any, func() error, error) {
-			c, err := interceptor.NewClient(ctx, g.r, admin.NewIamClient, g.srv.ClientOptions()...)
+		{"admin.NewIamClient", func(ctx context.Context, g *rig) (func(context.Context) error, any, func() error, error) {
+			c, err := interceptor.NewClient(ctx, g.retrier, admin.NewIamClient, g.fake.ClientOptions()...)
 			if err != nil {
 				return nil, nil, nil, err
 			}
@@ -94,8 +62,8 @@ func grpcCases() []grpcCase {
 				return err
 			}, c.CallOptions, c.Close, nil
 		}},
-		{"iamapi.NewIamPolicyClient", func(ctx context.Context, g *clientRig) (func(context.Context) error, any, func() error, error) {
-			c, err := interceptor.NewClient(ctx, g.r, iamapi.NewIamPolicyClient, g.srv.ClientOptions()...)
+		{"iamapi.NewIamPolicyClient", func(ctx context.Context, g *rig) (func(context.Context) error, any, func() error, error) {
+			c, err := interceptor.NewClient(ctx, g.retrier, iamapi.NewIamPolicyClient, g.fake.ClientOptions()...)
 			if err != nil {
 				return nil, nil, nil, err
 			}
@@ -104,8 +72,8 @@ func grpcCases() []grpcCase {
 				return err
 			}, c.CallOptions, c.Close, nil
 		}},
-		{"resourcemanager.NewProjectsClient", func(ctx context.Context, g *clientRig) (func(context.Context) error, any, func() error, error) {
-			c, err := interceptor.NewClient(ctx, g.r, resourcemanager.NewProjectsClient, g.srv.ClientOptions()...)
+		{"resourcemanager.NewProjectsClient", func(ctx context.Context, g *rig) (func(context.Context) error, any, func() error, error) {
+			c, err := interceptor.NewClient(ctx, g.retrier, resourcemanager.NewProjectsClient, g.fake.ClientOptions()...)
 			if err != nil {
 				return nil, nil, nil, err
 			}
@@ -114,8 +82,8 @@ func grpcCases() []grpcCase {
 				return err
 			}, c.CallOptions, c.Close, nil
 		}},
-		{"resourcemanager.NewFoldersClient", func(ctx context.Context, g *clientRig) (func(context.Context) error, any, func() error, error) {
-			c, err := interceptor.NewClient(ctx, g.r, resourcemanager.NewFoldersClient, g.srv.ClientOptions()...)
+		{"resourcemanager.NewFoldersClient", func(ctx context.Context, g *rig) (func(context.Context) error, any, func() error, error) {
+			c, err := interceptor.NewClient(ctx, g.retrier, resourcemanager.NewFoldersClient, g.fake.ClientOptions()...)
 			if err != nil {
 				return nil, nil, nil, err
 			}
@@ -124,8 +92,8 @@ func grpcCases() []grpcCase {
 				return err
 			}, c.CallOptions, c.Close, nil
 		}},
-		{"resourcemanager.NewOrganizationsClient", func(ctx context.Context, g *clientRig) (func(context.Context) error, any, func() error, error) {
-			c, err := interceptor.NewClient(ctx, g.r, resourcemanager.NewOrganizationsClient, g.srv.ClientOptions()...)
+		{"resourcemanager.NewOrganizationsClient", func(ctx context.Context, g *rig) (func(context.Context) error, any, func() error, error) {
+			c, err := interceptor.NewClient(ctx, g.retrier, resourcemanager.NewOrganizationsClient, g.fake.ClientOptions()...)
 			if err != nil {
 				return nil, nil, nil, err
 			}
@@ -172,7 +140,7 @@ func TestNewClientOneSchedule(t *testing.T) {
 	t.Parallel()
 	for _, c := range grpcCases() {
 		t.Run(c.name, func(t *testing.T) {
-			g := newClientRig(t)
+			g := newRig(t, fakeOnVirtualClock(), readmeDeadline())
 			ctx := context.Background()
 			read, co, closeFn, err := c.build(ctx, g)
 			if err != nil {
@@ -180,13 +148,13 @@ func TestNewClientOneSchedule(t *testing.T) {
 			}
 			defer closeFn()
 			checkWired(t, co)
-			g.srv.SetOutage(iamtest.AnyMethod, codes.Unavailable)
+			g.fake.SetOutage(iamtest.AnyMethod, codes.Unavailable)
 			start := g.clock.Now()
 			err = read(ctx)
 			if status.Code(err) != codes.Unavailable {
 				t.Fatalf("read: %v, want UNAVAILABLE", err)
 			}
-			if n := g.srv.CountCalls(iamtest.AnyMethod); n != oneSchedule {
+			if n := g.fake.CountCalls(iamtest.AnyMethod); n != oneSchedule {
 				t.Fatalf("%d server calls, want %d (one schedule)", n, oneSchedule)
 			}
 			if el := g.clock.Since(start); el != 97500*time.Millisecond {
@@ -201,10 +169,10 @@ func TestNewClientOneSchedule(t *testing.T) {
 // timeout, which cuts the 2 min deadline short (6 attempts, 33.5 s).
 func TestHandWiredClientCutByGAXTimeout(t *testing.T) {
 	t.Parallel()
-	g := newClientRig(t)
+	g := newRig(t, fakeOnVirtualClock(), readmeDeadline())
 	ctx := context.Background()
-	c, err := admin.NewIamClient(ctx, append(g.srv.ClientOptions(),
-		option.WithGRPCDialOption(grpc.WithChainUnaryInterceptor(g.r.UnaryClientInterceptor())))...)
+	c, err := admin.NewIamClient(ctx, append(g.fake.ClientOptions(),
+		option.WithGRPCDialOption(grpc.WithChainUnaryInterceptor(g.retrier.UnaryClientInterceptor())))...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,12 +180,12 @@ func TestHandWiredClientCutByGAXTimeout(t *testing.T) {
 	if err := interceptor.DisableGAXRetries(c.CallOptions); err != nil {
 		t.Fatal(err)
 	}
-	g.srv.SetOutage(iamtest.AnyMethod, codes.Unavailable)
+	g.fake.SetOutage(iamtest.AnyMethod, codes.Unavailable)
 	_, err = c.GetServiceAccount(ctx, &adminpb.GetServiceAccountRequest{Name: "projects/p1/serviceAccounts/a@p1.iam.gserviceaccount.com"})
 	if status.Code(err) != codes.Unavailable {
 		t.Fatal(err)
 	}
-	if n := g.srv.CountCalls(iamtest.AnyMethod); n != 6 {
+	if n := g.fake.CountCalls(iamtest.AnyMethod); n != 6 {
 		t.Fatalf("%d server calls, want 6 (gax's 60s timeout)", n)
 	}
 }
@@ -227,9 +195,9 @@ func TestHandWiredClientCutByGAXTimeout(t *testing.T) {
 // wiring is checked on its CallOptions.
 func TestNewClientCredentials(t *testing.T) {
 	t.Parallel()
-	g := newClientRig(t)
+	g := newRig(t, fakeOnVirtualClock(), readmeDeadline())
 	ctx := context.Background()
-	c, err := interceptor.NewClient(ctx, g.r, credentials.NewIamCredentialsClient, g.srv.ClientOptions()...)
+	c, err := interceptor.NewClient(ctx, g.retrier, credentials.NewIamCredentialsClient, g.fake.ClientOptions()...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,8 +218,8 @@ func TestNewClientCredentials(t *testing.T) {
 // polling) has gax retries and timeouts off too.
 func TestNewClientLROClient(t *testing.T) {
 	t.Parallel()
-	g := newClientRig(t)
-	c, err := interceptor.NewClient(context.Background(), g.r, resourcemanager.NewProjectsClient, g.srv.ClientOptions()...)
+	g := newRig(t, fakeOnVirtualClock(), readmeDeadline())
+	c, err := interceptor.NewClient(context.Background(), g.retrier, resourcemanager.NewProjectsClient, g.fake.ClientOptions()...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,13 +233,13 @@ func TestNewClientLROClient(t *testing.T) {
 // restCase is one REST client built by NewRESTClient and one of its reads.
 type restCase struct {
 	name  string
-	build func(ctx context.Context, g *clientRig, opts []option.ClientOption) (read func(context.Context) error, callOptions any, err error)
+	build func(ctx context.Context, g *rig, opts []option.ClientOption) (read func(context.Context) error, callOptions any, err error)
 }
 
 func restCases() []restCase {
 	return []restCase{
-		{"iamapi.NewIamPolicyRESTClient", func(ctx context.Context, g *clientRig, opts []option.ClientOption) (func(context.Context) error, any, error) {
-			c, err := interceptor.NewRESTClient(ctx, g.r, iamapi.NewIamPolicyRESTClient, opts...)
+		{"iamapi.NewIamPolicyRESTClient", func(ctx context.Context, g *rig, opts []option.ClientOption) (func(context.Context) error, any, error) {
+			c, err := interceptor.NewRESTClient(ctx, g.retrier, iamapi.NewIamPolicyRESTClient, opts...)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -280,8 +248,8 @@ func restCases() []restCase {
 				return err
 			}, c.CallOptions, nil
 		}},
-		{"resourcemanager.NewProjectsRESTClient", func(ctx context.Context, g *clientRig, opts []option.ClientOption) (func(context.Context) error, any, error) {
-			c, err := interceptor.NewRESTClient(ctx, g.r, resourcemanager.NewProjectsRESTClient, opts...)
+		{"resourcemanager.NewProjectsRESTClient", func(ctx context.Context, g *rig, opts []option.ClientOption) (func(context.Context) error, any, error) {
+			c, err := interceptor.NewRESTClient(ctx, g.retrier, resourcemanager.NewProjectsRESTClient, opts...)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -290,8 +258,8 @@ func restCases() []restCase {
 				return err
 			}, c.CallOptions, nil
 		}},
-		{"resourcemanager.NewFoldersRESTClient", func(ctx context.Context, g *clientRig, opts []option.ClientOption) (func(context.Context) error, any, error) {
-			c, err := interceptor.NewRESTClient(ctx, g.r, resourcemanager.NewFoldersRESTClient, opts...)
+		{"resourcemanager.NewFoldersRESTClient", func(ctx context.Context, g *rig, opts []option.ClientOption) (func(context.Context) error, any, error) {
+			c, err := interceptor.NewRESTClient(ctx, g.retrier, resourcemanager.NewFoldersRESTClient, opts...)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -300,8 +268,8 @@ func restCases() []restCase {
 				return err
 			}, c.CallOptions, nil
 		}},
-		{"resourcemanager.NewOrganizationsRESTClient", func(ctx context.Context, g *clientRig, opts []option.ClientOption) (func(context.Context) error, any, error) {
-			c, err := interceptor.NewRESTClient(ctx, g.r, resourcemanager.NewOrganizationsRESTClient, opts...)
+		{"resourcemanager.NewOrganizationsRESTClient", func(ctx context.Context, g *rig, opts []option.ClientOption) (func(context.Context) error, any, error) {
+			c, err := interceptor.NewRESTClient(ctx, g.retrier, resourcemanager.NewOrganizationsRESTClient, opts...)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -310,8 +278,8 @@ func restCases() []restCase {
 				return err
 			}, c.CallOptions, nil
 		}},
-		{"iam/v1 NewService", func(ctx context.Context, g *clientRig, opts []option.ClientOption) (func(context.Context) error, any, error) {
-			s, err := interceptor.NewRESTClient(ctx, g.r, iamv1.NewService, opts...)
+		{"iam/v1 NewService", func(ctx context.Context, g *rig, opts []option.ClientOption) (func(context.Context) error, any, error) {
+			s, err := interceptor.NewRESTClient(ctx, g.retrier, iamv1.NewService, opts...)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -320,8 +288,8 @@ func restCases() []restCase {
 				return err
 			}, nil, nil
 		}},
-		{"cloudresourcemanager/v3 NewService", func(ctx context.Context, g *clientRig, opts []option.ClientOption) (func(context.Context) error, any, error) {
-			s, err := interceptor.NewRESTClient(ctx, g.r, crm.NewService, opts...)
+		{"cloudresourcemanager/v3 NewService", func(ctx context.Context, g *rig, opts []option.ClientOption) (func(context.Context) error, any, error) {
+			s, err := interceptor.NewRESTClient(ctx, g.retrier, crm.NewService, opts...)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -341,13 +309,13 @@ func TestNewRESTClientOneSchedule(t *testing.T) {
 	for _, c := range restCases() {
 		for _, given := range []bool{true, false} {
 			t.Run(fmt.Sprintf("%s/given=%v", c.name, given), func(t *testing.T) {
-				g := newClientRig(t)
+				g := newRig(t, fakeOnVirtualClock(), readmeDeadline())
 				ctx := context.Background()
-				opts := g.srv.RESTClientOptions()
+				opts := g.fake.RESTClientOptions()
 				var hc *http.Client
 				var orig http.RoundTripper
 				if given {
-					hc = g.srv.HTTPClient()
+					hc = g.fake.HTTPClient()
 					orig = hc.Transport
 					opts = append(opts, option.WithHTTPClient(hc))
 				}
@@ -361,12 +329,12 @@ func TestNewRESTClientOneSchedule(t *testing.T) {
 				if given && hc.Transport != orig {
 					t.Fatal("the given client's Transport was changed; NewRESTClient must wrap a copy")
 				}
-				g.srv.SetOutage(iamtest.AnyMethod, codes.Unavailable)
+				g.fake.SetOutage(iamtest.AnyMethod, codes.Unavailable)
 				start := g.clock.Now()
 				if err := read(ctx); err == nil {
 					t.Fatal("read succeeded during an outage")
 				}
-				if n := g.srv.CountCalls(iamtest.AnyMethod); n != oneSchedule {
+				if n := g.fake.CountCalls(iamtest.AnyMethod); n != oneSchedule {
 					t.Fatalf("%d server calls, want %d (one schedule)", n, oneSchedule)
 				}
 				if el := g.clock.Since(start); el != 97500*time.Millisecond {
@@ -390,9 +358,9 @@ func (c *noCallOptions) Close() error                 { c.closed = true; return 
 
 func TestNewClientBadInput(t *testing.T) {
 	t.Parallel()
-	g := newClientRig(t)
+	g := newRig(t, fakeOnVirtualClock(), readmeDeadline())
 	ctx := context.Background()
-	opts := g.srv.ClientOptions()
+	opts := g.fake.ClientOptions()
 	check := func(t *testing.T, err error, want ...string) {
 		t.Helper()
 		if err == nil {
@@ -415,21 +383,21 @@ func TestNewClientBadInput(t *testing.T) {
 		check(t, err, "interceptor.New")
 	})
 	t.Run("nil constructor", func(t *testing.T) {
-		_, err := interceptor.NewClient[*admin.IamClient](ctx, g.r, nil, opts...)
+		_, err := interceptor.NewClient[*admin.IamClient](ctx, g.retrier, nil, opts...)
 		check(t, err, "constructor is nil")
-		_, err = interceptor.NewRESTClient[*iamv1.Service](ctx, g.r, nil, opts...)
+		_, err = interceptor.NewRESTClient[*iamv1.Service](ctx, g.retrier, nil, opts...)
 		check(t, err, "constructor is nil")
 	})
 	t.Run("WithGRPCConn", func(t *testing.T) {
-		_, err := interceptor.NewClient(ctx, g.r, admin.NewIamClient, append(opts, option.WithGRPCConn(g.srv.Conn()))...)
+		_, err := interceptor.NewClient(ctx, g.retrier, admin.NewIamClient, append(opts, option.WithGRPCConn(g.fake.Conn()))...)
 		check(t, err, "option.WithGRPCConn", "option 6 of 6")
 	})
 	t.Run("REST constructor to NewClient", func(t *testing.T) {
-		_, err := interceptor.NewClient(ctx, g.r, iamapi.NewIamPolicyRESTClient, g.srv.RESTClientOptions()...)
+		_, err := interceptor.NewClient(ctx, g.retrier, iamapi.NewIamPolicyRESTClient, g.fake.RESTClientOptions()...)
 		check(t, err, "REST client", "NewRESTClient")
 	})
 	t.Run("discovery constructor to NewClient", func(t *testing.T) {
-		_, err := interceptor.NewClient(ctx, g.r, iamv1.NewService, g.srv.RESTClientOptions()...)
+		_, err := interceptor.NewClient(ctx, g.retrier, iamv1.NewService, g.fake.RESTClientOptions()...)
 		check(t, err, "no Connection method", "NewRESTClient")
 	})
 	t.Run("gRPC constructor to NewRESTClient", func(t *testing.T) {
@@ -441,7 +409,7 @@ func TestNewClientBadInput(t *testing.T) {
 			built = c
 			return c, err
 		}
-		_, err := interceptor.NewRESTClient(ctx, g.r, ctor, g.srv.RESTClientOptions()...)
+		_, err := interceptor.NewRESTClient(ctx, g.retrier, ctor, g.fake.RESTClientOptions()...)
 		check(t, err, "gRPC client", "NewClient")
 		// Closed: its calls fail at once.
 		_, cerr := built.GetServiceAccount(ctx, &adminpb.GetServiceAccountRequest{Name: "projects/p1/serviceAccounts/a@p1.iam.gserviceaccount.com"})
@@ -452,40 +420,40 @@ func TestNewClientBadInput(t *testing.T) {
 	t.Run("no CallOptions", func(t *testing.T) {
 		var built *noCallOptions
 		ctor := func(context.Context, ...option.ClientOption) (*noCallOptions, error) {
-			built = &noCallOptions{conn: g.srv.Conn()}
+			built = &noCallOptions{conn: g.fake.Conn()}
 			return built, nil
 		}
-		_, err := interceptor.NewClient(ctx, g.r, ctor, opts...)
+		_, err := interceptor.NewClient(ctx, g.retrier, ctor, opts...)
 		check(t, err, "no exported CallOptions")
 		if !built.closed {
 			t.Fatal("the refused client was not closed")
 		}
 	})
 	t.Run("nil client without error", func(t *testing.T) {
-		_, err := interceptor.NewClient(ctx, g.r, func(context.Context, ...option.ClientOption) (*admin.IamClient, error) { return nil, nil }, opts...)
+		_, err := interceptor.NewClient(ctx, g.retrier, func(context.Context, ...option.ClientOption) (*admin.IamClient, error) { return nil, nil }, opts...)
 		check(t, err, "nil *admin.IamClient without an error")
-		_, err = interceptor.NewRESTClient(ctx, g.r, func(context.Context, ...option.ClientOption) (*iamv1.Service, error) { return nil, nil }, opts...)
+		_, err = interceptor.NewRESTClient(ctx, g.retrier, func(context.Context, ...option.ClientOption) (*iamv1.Service, error) { return nil, nil }, opts...)
 		check(t, err, "nil *iam.Service without an error")
 	})
 	t.Run("constructor's error unchanged", func(t *testing.T) {
-		_, err := interceptor.NewClient(ctx, g.r, func(context.Context, ...option.ClientOption) (*admin.IamClient, error) { return nil, errCtor }, opts...)
+		_, err := interceptor.NewClient(ctx, g.retrier, func(context.Context, ...option.ClientOption) (*admin.IamClient, error) { return nil, errCtor }, opts...)
 		if err != errCtor {
 			t.Fatalf("got %v, want the constructor's error itself", err)
 		}
-		_, err = interceptor.NewRESTClient(ctx, g.r, func(context.Context, ...option.ClientOption) (*iamv1.Service, error) { return nil, errCtor }, g.srv.RESTClientOptions()...)
+		_, err = interceptor.NewRESTClient(ctx, g.retrier, func(context.Context, ...option.ClientOption) (*iamv1.Service, error) { return nil, errCtor }, g.fake.RESTClientOptions()...)
 		if err != errCtor {
 			t.Fatalf("got %v, want the constructor's error itself", err)
 		}
 	})
 	t.Run("HTTP client Timeout shorter than the deadline", func(t *testing.T) {
-		hc := g.srv.HTTPClient()
+		hc := g.fake.HTTPClient()
 		short := *hc
 		short.Timeout = 30 * time.Second
-		_, err := interceptor.NewRESTClient(ctx, g.r, iamv1.NewService, append(g.srv.RESTClientOptions(), option.WithHTTPClient(&short))...)
+		_, err := interceptor.NewRESTClient(ctx, g.retrier, iamv1.NewService, append(g.fake.RESTClientOptions(), option.WithHTTPClient(&short))...)
 		check(t, err, "Timeout (30s)", "2m0s")
 		long := *hc
 		long.Timeout = 3 * time.Minute
-		if _, err := interceptor.NewRESTClient(ctx, g.r, iamv1.NewService, append(g.srv.RESTClientOptions(), option.WithHTTPClient(&long))...); err != nil {
+		if _, err := interceptor.NewRESTClient(ctx, g.retrier, iamv1.NewService, append(g.fake.RESTClientOptions(), option.WithHTTPClient(&long))...); err != nil {
 			t.Fatalf("a Timeout longer than the deadline: %v", err)
 		}
 	})
@@ -497,7 +465,7 @@ func TestNewClientBadInput(t *testing.T) {
 // succeeds.
 func TestNewRESTClientPerAttemptTimeout(t *testing.T) {
 	t.Parallel()
-	g := newClientRig(t)
+	g := newRig(t, fakeOnVirtualClock(), readmeDeadline())
 	var mu sync.Mutex
 	n := 0
 	fwd := g.srvREST(t)
@@ -529,7 +497,7 @@ func TestNewRESTClientPerAttemptTimeout(t *testing.T) {
 		return c, err
 	}
 	ctx := context.Background()
-	c, err := interceptor.NewRESTClient(ctx, g.r, ctor, option.WithEndpoint(front.URL+"/"), option.WithoutAuthentication())
+	c, err := interceptor.NewRESTClient(ctx, g.retrier, ctor, option.WithEndpoint(front.URL+"/"), option.WithoutAuthentication())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,25 +15,25 @@ import (
 // TestUpdaterOverNewClientOneSchedule: an Updater over a client built by
 // NewClient makes the attempts of one schedule during an outage: the
 // client's interceptor passes the Updater's calls through, and gax retries
-// nothing. The Updater shares the client's Retrier, g.r.
+// nothing. The Updater shares the client's Retrier, g.retrier.
 func TestUpdaterOverNewClientOneSchedule(t *testing.T) {
 	t.Parallel()
-	g := newClientRig(t)
+	g := newRig(t, fakeOnVirtualClock(), readmeDeadline())
 	ctx := context.Background()
-	c, err := interceptor.NewClient(ctx, g.r, iamapi.NewIamPolicyClient, g.srv.ClientOptions()...)
+	c, err := interceptor.NewClient(ctx, g.retrier, iamapi.NewIamPolicyClient, g.fake.ClientOptions()...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	u, err := policy.NewUpdater(c, g.r)
+	u, err := policy.NewUpdater(c, g.retrier)
 	if err != nil {
 		t.Fatal(err)
 	}
-	g.srv.SetOutage(iamtest.MethodGetIamPolicy, codes.Unavailable)
+	g.fake.SetOutage(iamtest.MethodGetIamPolicy, codes.Unavailable)
 	if _, err := u.Update(ctx, "projects/p1", policy.AddBinding("roles/viewer", "user:a@example.com")); err == nil {
 		t.Fatal("Update succeeded during an outage")
 	}
-	if n := g.srv.CountCalls(iamtest.MethodGetIamPolicy); n != oneSchedule {
+	if n := g.fake.CountCalls(iamtest.MethodGetIamPolicy); n != oneSchedule {
 		t.Fatalf("%d reads, want %d (one schedule)", n, oneSchedule)
 	}
 }

@@ -69,7 +69,7 @@ func TestNewRESTClientAuthenticated(t *testing.T) {
 	// Nothing may fall back to the machine's credentials.
 	t.Setenv("GOOGLE_APPLICATION_CREDENTIALS", filepath.Join(t.TempDir(), "absent.json"))
 
-	g := newClientRig(t)
+	g := newRig(t, fakeOnVirtualClock(), readmeDeadline())
 	var authMu sync.Mutex
 	var auths, quota []string
 	h := http.Handler(g.srvREST(t))
@@ -83,7 +83,7 @@ func TestNewRESTClientAuthenticated(t *testing.T) {
 	t.Cleanup(front.Close)
 
 	ctx := context.Background()
-	svc, err := interceptor.NewRESTClient(ctx, g.r, iamv1.NewService,
+	svc, err := interceptor.NewRESTClient(ctx, g.retrier, iamv1.NewService,
 		option.WithEndpoint(front.URL+"/"),
 		option.WithAuthCredentialsFile(option.ServiceAccount, file),
 		// Applied by the built client, not passed to the constructor
@@ -93,11 +93,11 @@ func TestNewRESTClientAuthenticated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g.srv.SetOutage(iamtest.AnyMethod, codes.Unavailable)
+	g.fake.SetOutage(iamtest.AnyMethod, codes.Unavailable)
 	if _, err := svc.Projects.ServiceAccounts.GetIamPolicy("projects/p1/serviceAccounts/a@p1.iam.gserviceaccount.com").Context(ctx).Do(); err == nil {
 		t.Fatal("read succeeded during an outage")
 	}
-	if n := g.srv.CountCalls(iamtest.AnyMethod); n != oneSchedule {
+	if n := g.fake.CountCalls(iamtest.AnyMethod); n != oneSchedule {
 		t.Fatalf("%d server calls, want %d", n, oneSchedule)
 	}
 	mu.Lock()
@@ -123,10 +123,10 @@ func TestNewRESTClientAuthenticated(t *testing.T) {
 }
 
 // srvREST returns a handler that forwards to the fake's REST face.
-func (g *clientRig) srvREST(t *testing.T) http.Handler {
+func (g *rig) srvREST(t *testing.T) http.Handler {
 	t.Helper()
-	hc := g.srv.HTTPClient()
-	base := strings.TrimSuffix(g.srv.RESTEndpoint(), "/")
+	hc := g.fake.HTTPClient()
+	base := strings.TrimSuffix(g.fake.RESTEndpoint(), "/")
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		out, err := http.NewRequestWithContext(req.Context(), req.Method, base+req.URL.RequestURI(), req.Body)
 		if err != nil {

@@ -35,36 +35,36 @@ func TestContextFormsEveryClient(t *testing.T) {
 	t.Parallel()
 	type client struct {
 		name  string
-		build func(ctx context.Context, g *clientRig) (func(context.Context) error, func(), error)
+		build func(ctx context.Context, g *rig) (func(context.Context) error, func(), error)
 	}
 	var clients []client
 	for _, c := range grpcCases() {
-		clients = append(clients, client{"gRPC " + c.name, func(ctx context.Context, g *clientRig) (func(context.Context) error, func(), error) {
+		clients = append(clients, client{"gRPC " + c.name, func(ctx context.Context, g *rig) (func(context.Context) error, func(), error) {
 			read, _, closeFn, err := c.build(ctx, g)
 			return read, func() { _ = closeFn() }, err
 		}})
 	}
 	for _, c := range restCases() {
-		clients = append(clients, client{"REST " + c.name, func(ctx context.Context, g *clientRig) (func(context.Context) error, func(), error) {
-			read, _, err := c.build(ctx, g, g.srv.RESTClientOptions())
+		clients = append(clients, client{"REST " + c.name, func(ctx context.Context, g *rig) (func(context.Context) error, func(), error) {
+			read, _, err := c.build(ctx, g, g.fake.RESTClientOptions())
 			return read, func() {}, err
 		}})
 	}
 	for _, cl := range clients {
 		for _, k := range e2eKnobs {
 			t.Run(fmt.Sprintf("%s/%s", cl.name, k.name), func(t *testing.T) {
-				g := newClientRig(t)
+				g := newRig(t, fakeOnVirtualClock(), readmeDeadline())
 				ctx := context.Background()
 				read, closeFn, err := cl.build(ctx, g)
 				if err != nil {
 					t.Fatal(err)
 				}
 				defer closeFn()
-				g.srv.SetOutage(iamtest.AnyMethod, k.code)
+				g.fake.SetOutage(iamtest.AnyMethod, k.code)
 				if err := read(k.ctx(ctx)); err == nil {
 					t.Fatal("read succeeded during an outage")
 				}
-				if n := g.srv.CountCalls(iamtest.AnyMethod); n != k.calls {
+				if n := g.fake.CountCalls(iamtest.AnyMethod); n != k.calls {
 					t.Fatalf("%d server calls, want %d", n, k.calls)
 				}
 			})

@@ -25,13 +25,13 @@ import (
 func TestNotFoundAfterCreate(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	getSA := func(g *e2eRig, sa *adminpb.ServiceAccount, opts ...gax.CallOption) error {
+	getSA := func(g *rig, sa *adminpb.ServiceAccount, opts ...gax.CallOption) error {
 		_, err := g.admin.GetServiceAccount(ctx, &adminpb.GetServiceAccountRequest{Name: sa.Name}, opts...)
 		return err
 	}
 
 	t.Run("without opt-in: one attempt", func(t *testing.T) {
-		g := newE2ERig(t)
+		g := newRig(t, withGRPC(), failedAttemptsOnly())
 		g.fake.SetPropagationReads(2)
 		sa := g.createAccount(t, "fresh-robot")
 
@@ -45,7 +45,7 @@ func TestNotFoundAfterCreate(t *testing.T) {
 	})
 
 	t.Run("per call: gax.WithGRPCOptions(RetryNotFound())", func(t *testing.T) {
-		g := newE2ERig(t)
+		g := newRig(t, withGRPC(), failedAttemptsOnly())
 		g.fake.SetPropagationReads(2)
 		sa := g.createAccount(t, "fresh-robot")
 
@@ -69,7 +69,7 @@ func TestNotFoundAfterCreate(t *testing.T) {
 	})
 
 	t.Run("per Retrier: WithRetryNotFound()", func(t *testing.T) {
-		g := newE2ERig(t, interceptor.WithRetryNotFound())
+		g := newRig(t, withGRPC(), failedAttemptsOnly(), withRetrier(interceptor.WithRetryNotFound()))
 		g.fake.SetPropagationReads(2)
 		sa := g.createAccount(t, "fresh-robot")
 

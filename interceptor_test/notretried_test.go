@@ -34,11 +34,11 @@ func TestNotRetriedOneAttempt(t *testing.T) {
 		code  codes.Code
 		class iamcodes.Class
 		// do makes the failing call and returns the method it called.
-		do func(t *testing.T, g *e2eRig, k e2eKind) (iamtest.Method, error)
+		do func(t *testing.T, g *rig, k e2eKind) (iamtest.Method, error)
 	}{
 		{
 			name: "ABORTED stale etag", code: codes.Aborted, class: iamcodes.Conflict,
-			do: func(t *testing.T, g *e2eRig, k e2eKind) (iamtest.Method, error) {
+			do: func(t *testing.T, g *rig, k e2eKind) (iamtest.Method, error) {
 				p, err := k.get(ctx, g, g.sa.Name)
 				if err != nil {
 					t.Fatal(err)
@@ -57,14 +57,14 @@ func TestNotRetriedOneAttempt(t *testing.T) {
 		},
 		{
 			name: "PERMISSION_DENIED", code: codes.PermissionDenied, class: iamcodes.Permanent,
-			do: func(t *testing.T, g *e2eRig, k e2eKind) (iamtest.Method, error) {
+			do: func(t *testing.T, g *rig, k e2eKind) (iamtest.Method, error) {
 				g.fake.FailNext(k.readMethod, 1, codes.PermissionDenied)
 				return k.readMethod, k.read(ctx, g)
 			},
 		},
 		{
 			name: "INVALID_ARGUMENT bad member", code: codes.InvalidArgument, class: iamcodes.Permanent,
-			do: func(t *testing.T, g *e2eRig, k e2eKind) (iamtest.Method, error) {
+			do: func(t *testing.T, g *rig, k e2eKind) (iamtest.Method, error) {
 				p, err := k.get(ctx, g, g.sa.Name)
 				if err != nil {
 					t.Fatal(err)
@@ -78,7 +78,7 @@ func TestNotRetriedOneAttempt(t *testing.T) {
 		},
 		{
 			name: "UNIMPLEMENTED", code: codes.Unimplemented, class: iamcodes.Permanent,
-			do: func(t *testing.T, g *e2eRig, k e2eKind) (iamtest.Method, error) {
+			do: func(t *testing.T, g *rig, k e2eKind) (iamtest.Method, error) {
 				if k.name == "admin.IamClient" {
 					// A read the fake does not implement: its own answer.
 					_, err := g.admin.QueryAuditableServices(ctx, &adminpb.QueryAuditableServicesRequest{
@@ -94,7 +94,7 @@ func TestNotRetriedOneAttempt(t *testing.T) {
 	for _, c := range cases {
 		for _, k := range e2eKinds {
 			t.Run(c.name+"/"+k.name, func(t *testing.T) {
-				g := newE2ERig(t)
+				g := newRig(t, withGRPC(), failedAttemptsOnly())
 				method, err := c.do(t, g, k)
 				wantCode(t, err, c.code)
 				wantSleeps(t, g, nil)
@@ -129,7 +129,7 @@ func TestCreateServiceAccountKeyNeverRetried(t *testing.T) {
 		}, 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			g := newE2ERig(t)
+			g := newRig(t, withGRPC(), failedAttemptsOnly())
 			c.inject(g.fake)
 
 			_, err := g.admin.CreateServiceAccountKey(ctx, &adminpb.CreateServiceAccountKeyRequest{Name: g.sa.Name})
@@ -154,7 +154,7 @@ func TestSetIamPolicyRetriedOnlyWithEtag(t *testing.T) {
 	ctx := context.Background()
 	for _, k := range e2eKinds {
 		t.Run(k.name+"/with etag", func(t *testing.T) {
-			g := newE2ERig(t)
+			g := newRig(t, withGRPC(), failedAttemptsOnly())
 			p, err := k.get(ctx, g, g.sa.Name)
 			if err != nil {
 				t.Fatal(err)
@@ -174,7 +174,7 @@ func TestSetIamPolicyRetriedOnlyWithEtag(t *testing.T) {
 			}
 		})
 		t.Run(k.name+"/blind", func(t *testing.T) {
-			g := newE2ERig(t)
+			g := newRig(t, withGRPC(), failedAttemptsOnly())
 			p, err := k.get(ctx, g, g.sa.Name)
 			if err != nil {
 				t.Fatal(err)
@@ -203,7 +203,7 @@ func TestDisablePerCall(t *testing.T) {
 	ctx := context.Background()
 	for _, k := range e2eKinds {
 		t.Run(k.name, func(t *testing.T) {
-			g := newE2ERig(t)
+			g := newRig(t, withGRPC(), failedAttemptsOnly())
 			g.fake.FailNext(k.readMethod, 1, codes.Unavailable)
 
 			err := k.read(ctx, g, interceptor.Disable())
@@ -239,7 +239,7 @@ func TestLostAnswerOnEtagWrite(t *testing.T) {
 	ctx := context.Background()
 	for _, k := range e2eKinds {
 		t.Run(k.name, func(t *testing.T) {
-			g := newE2ERig(t)
+			g := newRig(t, withGRPC(), failedAttemptsOnly())
 			p, err := k.get(ctx, g, g.sa.Name)
 			if err != nil {
 				t.Fatal(err)

@@ -28,14 +28,14 @@ func TestRESTUpdaterReadsTheServersCodes(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name   string
-		client func(g *restRig) policy.Client
+		client func(g *rig) policy.Client
 	}{
-		{"discovery crmv3.Projects", func(g *restRig) policy.Client { return crmadapter.Projects(g.crm) }},
-		{"GAPIC ProjectsRESTClient", func(g *restRig) policy.Client { return g.project }},
+		{"discovery crmv3.Projects", func(g *rig) policy.Client { return crmadapter.Projects(g.crm) }},
+		{"GAPIC ProjectsRESTClient", func(g *rig) policy.Client { return g.project }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
-			g := newRESTRig(t, nil)
+			g := newRig(t, withREST(nil))
 			updater := func(opts ...interceptor.Option) *policy.Updater {
 				r, err := interceptor.New(append([]interceptor.Option{
 					interceptor.WithClock(g.clock), interceptor.WithRandom(halfRandom)}, opts...)...)

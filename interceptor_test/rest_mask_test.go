@@ -34,18 +34,18 @@ import (
 func TestRESTLostSetIamPolicyWithBindingsMaskIsNotReplayed(t *testing.T) {
 	t.Parallel()
 	const resource = "projects/p1"
-	type writeFunc func(ctx context.Context, g *restRig, etag, mask string) error
+	type writeFunc func(ctx context.Context, g *rig, etag, mask string) error
 	clients := []struct {
 		name  string
 		write writeFunc
 	}{
-		{"cloudresourcemanager/v3", func(ctx context.Context, g *restRig, etag, mask string) error {
+		{"cloudresourcemanager/v3", func(ctx context.Context, g *rig, etag, mask string) error {
 			_, err := g.crm.Projects.SetIamPolicy(resource, &crm.SetIamPolicyRequest{UpdateMask: mask, Policy: &crm.Policy{
 				Etag: etag, Bindings: []*crm.Binding{{Role: "roles/viewer", Members: []string{"user:a@example.com"}}},
 			}}).Context(ctx).Do()
 			return err
 		}},
-		{"GAPIC Projects REST", func(ctx context.Context, g *restRig, etag, mask string) error {
+		{"GAPIC Projects REST", func(ctx context.Context, g *rig, etag, mask string) error {
 			raw, err := base64.StdEncoding.DecodeString(etag) // the discovery client's etag is base64
 			if err != nil {
 				return err
@@ -81,7 +81,7 @@ func TestRESTLostSetIamPolicyWithBindingsMaskIsNotReplayed(t *testing.T) {
 				var armed atomic.Bool
 				var bErr error
 				var plain *crm.Service // writer B: no RoundTripper
-				g := newRESTRig(t, func(h http.Handler) http.Handler {
+				g := newRig(t, withREST(func(h http.Handler) http.Handler {
 					return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 						h.ServeHTTP(w, r)
 						// Right after A's first write committed (and its
@@ -90,9 +90,9 @@ func TestRESTLostSetIamPolicyWithBindingsMaskIsNotReplayed(t *testing.T) {
 							bErr = grantAsBOverREST(ctx, plain, resource)
 						}
 					})
-				}, tc.opts...)
+				}), withRetrier(tc.opts...))
 				var err error
-				if plain, err = crm.NewService(ctx, option.WithEndpoint(g.srv.URL+"/"), option.WithHTTPClient(g.srv.Client())); err != nil {
+				if plain, err = crm.NewService(ctx, option.WithEndpoint(g.restSrv.URL+"/"), option.WithHTTPClient(g.restSrv.Client())); err != nil {
 					t.Fatal(err)
 				}
 				p, err := g.crm.Projects.GetIamPolicy(resource, &crm.GetIamPolicyRequest{}).Context(ctx).Do()
@@ -158,7 +158,7 @@ func crmGrants(p *crm.Policy, role, member string) bool {
 // body by the RoundTripper.
 func TestRESTSetIamPolicyMaskDecidesReplayOn503(t *testing.T) {
 	t.Parallel()
-	g := newRESTRig(t, nil)
+	g := newRig(t, withREST(nil))
 	ctx := context.Background()
 	for _, tc := range []struct {
 		mask  string

@@ -32,7 +32,7 @@ import (
 // the Updater reads again and the change is made.
 func TestRESTPerAttemptCutUnderUpdaterIsTransient(t *testing.T) {
 	t.Parallel()
-	g := newRESTRig(t, nil, interceptor.WithPerAttemptTimeout(2*time.Second))
+	g := newRig(t, withREST(nil), withRetrier(interceptor.WithPerAttemptTimeout(2*time.Second)))
 	// The first read hangs (the fake's latency, on real timers) past the
 	// per-attempt timeout; the Updater's observer lifts it once the
 	// Updater has seen the failure, so the read it retries answers.
@@ -69,7 +69,7 @@ func TestRESTPerAttemptCutUnderUpdaterIsTransient(t *testing.T) {
 // discovery client.
 func TestRESTPerAttemptCutUnderDoIsTransient(t *testing.T) {
 	t.Parallel()
-	g := newRESTRig(t, nil, interceptor.WithPerAttemptTimeout(2*time.Second))
+	g := newRig(t, withREST(nil), withRetrier(interceptor.WithPerAttemptTimeout(2*time.Second)))
 	g.fake.SetLatency(iamtest.MethodProjectsGetIamPolicy, time.Hour)
 	var n atomic.Int32
 	err := g.retrier.Do(context.Background(), "read", func(ctx context.Context) error {
@@ -99,8 +99,8 @@ func closedAddr(t *testing.T) string {
 
 // flakyDialClient is an *http.Client whose first dial is refused (a closed
 // port) and whose later dials reach srv.
-func flakyDialClient(t *testing.T, g *restRig, refuse int) *http.Client {
-	dead, live := closedAddr(t), strings.TrimPrefix(g.srv.URL, "http://")
+func flakyDialClient(t *testing.T, g *rig, refuse int) *http.Client {
+	dead, live := closedAddr(t), strings.TrimPrefix(g.restSrv.URL, "http://")
 	var dials atomic.Int32
 	tr := &http.Transport{DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
 		var d net.Dialer
@@ -118,8 +118,8 @@ func flakyDialClient(t *testing.T, g *restRig, refuse int) *http.Client {
 // again) is retried, through the discovery client; it lands once.
 func TestRESTDialRefusedUnsafeCreateRetried(t *testing.T) {
 	t.Parallel()
-	g := newRESTRig(t, nil)
-	svc, err := iamv1.NewService(context.Background(), option.WithEndpoint(g.srv.URL+"/"), option.WithHTTPClient(flakyDialClient(t, g, 1)))
+	g := newRig(t, withREST(nil))
+	svc, err := iamv1.NewService(context.Background(), option.WithEndpoint(g.restSrv.URL+"/"), option.WithHTTPClient(flakyDialClient(t, g, 1)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,9 +167,9 @@ func TestRESTConnectionLostAfterWrite(t *testing.T) {
 	t.Parallel()
 	t.Run("GAPIC GetIamPolicy retried", func(t *testing.T) {
 		var armed atomic.Bool
-		g := newRESTRig(t, resetAfterRead(&armed, ":getIamPolicy", false))
+		g := newRig(t, withREST(resetAfterRead(&armed, ":getIamPolicy", false)))
 		armed.Store(true)
-		if _, err := g.policy.GetIamPolicy(context.Background(), &iampb.GetIamPolicyRequest{Resource: g.sa}); err != nil {
+		if _, err := g.restPolicy.GetIamPolicy(context.Background(), &iampb.GetIamPolicyRequest{Resource: g.restSA}); err != nil {
 			t.Fatalf("GetIamPolicy: %v; attempts %+v", err, g.attempts)
 		}
 		if n := g.fake.CountCalls(iamtest.MethodAdminGetIamPolicy); n != 1 || len(g.attempts) < 2 || g.attempts[0].Reason != interceptor.Retry {
@@ -178,7 +178,7 @@ func TestRESTConnectionLostAfterWrite(t *testing.T) {
 	})
 	t.Run("discovery create not retried", func(t *testing.T) {
 		var armed atomic.Bool
-		g := newRESTRig(t, resetAfterRead(&armed, "/serviceAccounts", true))
+		g := newRig(t, withREST(resetAfterRead(&armed, "/serviceAccounts", true)))
 		armed.Store(true)
 		_, err := g.iam.Projects.ServiceAccounts.Create("projects/p1", &iamv1.CreateServiceAccountRequest{AccountId: "lost-answer"}).Do()
 		if err == nil {
@@ -201,7 +201,7 @@ func TestRESTConnectionLostAfterWrite(t *testing.T) {
 func TestREST429RetryAfterThroughDiscovery(t *testing.T) {
 	t.Parallel()
 	var armed atomic.Bool
-	g := newRESTRig(t, func(h http.Handler) http.Handler {
+	g := newRig(t, withREST(func(h http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			quota := strings.HasSuffix(r.URL.Path, "/serviceAccounts") && r.Method == "POST" && armed.CompareAndSwap(true, false)
 			if quota {
@@ -213,7 +213,7 @@ func TestREST429RetryAfterThroughDiscovery(t *testing.T) {
 			}
 			h.ServeHTTP(w, r)
 		})
-	})
+	}))
 	armed.Store(true)
 	if _, err := g.iam.Projects.ServiceAccounts.Create("projects/p1", &iamv1.CreateServiceAccountRequest{AccountId: "after-quota"}).Do(); err != nil {
 		t.Fatalf("create: %v", err)
@@ -232,7 +232,7 @@ func TestREST429RetryAfterThroughDiscovery(t *testing.T) {
 func TestREST500UnknownThroughGAPIC(t *testing.T) {
 	t.Parallel()
 	var left atomic.Int32
-	g := newRESTRig(t, func(h http.Handler) http.Handler {
+	g := newRig(t, withREST(func(h http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if left.Add(-1) >= 0 {
 				w.Header().Set("Content-Type", "application/json")
@@ -242,7 +242,7 @@ func TestREST500UnknownThroughGAPIC(t *testing.T) {
 			}
 			h.ServeHTTP(w, r)
 		})
-	})
+	}))
 	left.Store(2)
 	if _, err := g.project.GetIamPolicy(context.Background(), &iampb.GetIamPolicyRequest{Resource: "projects/p1"}); err != nil {
 		t.Fatalf("GAPIC GetIamPolicy: %v", err)
@@ -264,7 +264,7 @@ func TestREST500UnknownThroughGAPIC(t *testing.T) {
 func TestREST429RetryAfterUnderDo(t *testing.T) {
 	t.Parallel()
 	var armed atomic.Bool
-	g := newRESTRig(t, func(h http.Handler) http.Handler {
+	g := newRig(t, withREST(func(h http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if strings.HasSuffix(r.URL.Path, ":getIamPolicy") && armed.CompareAndSwap(true, false) {
 				w.Header().Set("Content-Type", "application/json")
@@ -275,7 +275,7 @@ func TestREST429RetryAfterUnderDo(t *testing.T) {
 			}
 			h.ServeHTTP(w, r)
 		})
-	})
+	}))
 	armed.Store(true)
 	runs := 0
 	err := g.retrier.Do(context.Background(), "read", func(ctx context.Context) error {

@@ -10,19 +10,15 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	iamapi "cloud.google.com/go/iam/apiv1"
 	"cloud.google.com/go/iam/apiv1/iampb"
-	resourcemanager "cloud.google.com/go/resourcemanager/apiv3"
 	crm "google.golang.org/api/cloudresourcemanager/v3"
 	"google.golang.org/api/googleapi"
 	iamv1 "google.golang.org/api/iam/v1"
-	"google.golang.org/api/option"
 	"google.golang.org/grpc/codes"
 
 	"github.com/iamretry/iamretry/iamtest"
@@ -30,92 +26,11 @@ import (
 	"github.com/iamretry/iamretry/interceptor/policy"
 	crmadapter "github.com/iamretry/iamretry/interceptor/policy/crmv3"
 	iamadapter "github.com/iamretry/iamretry/interceptor/policy/iamv1"
-	"github.com/iamretry/iamretry/internal/vclock"
 )
 
-// restRig: the fake's REST face over httptest, a Retrier on the virtual
-// clock, and the four REST clients with the RoundTripper in their
-// *http.Client.
-type restRig struct {
-	fake    *iamtest.Server
-	clock   *vclock.Clock
-	retrier *interceptor.Retrier
-	srv     *httptest.Server
-	iam     *iamv1.Service
-	crm     *crm.Service
-	policy  *iamapi.IamPolicyClient
-	project *resourcemanager.ProjectsClient
-	sa      string // projects/p1/serviceAccounts/robot@p1.iam.gserviceaccount.com
-
-	mu       sync.Mutex
-	attempts []interceptor.Attempt
-}
-
-// newRESTRig builds a rig; wrap, when set, wraps the fake's handler.
-func newRESTRig(t testing.TB, wrap func(http.Handler) http.Handler, opts ...interceptor.Option) *restRig {
-	t.Helper()
-	ctx := context.Background()
-	g := &restRig{clock: vclock.New()}
-	// The fake reads the virtual clock and waits its latency on real timers.
-	g.fake = iamtest.NewServer(t, iamtest.WithClock(&rigLatency{now: g.clock.Now}))
-	var h http.Handler = g.fake.RESTHandler()
-	if wrap != nil {
-		h = wrap(h)
-	}
-	g.srv = httptest.NewServer(h)
-	t.Cleanup(g.srv.Close)
-	r, err := interceptor.New(append([]interceptor.Option{
-		interceptor.WithClock(g.clock), interceptor.WithRandom(halfRandom),
-		interceptor.WithObserver(func(_ context.Context, a interceptor.Attempt) {
-			g.mu.Lock()
-			g.attempts = append(g.attempts, a)
-			g.mu.Unlock()
-		}),
-	}, opts...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g.retrier = r
-	hc := &http.Client{Transport: r.RoundTripper(g.srv.Client().Transport)}
-	copts := []option.ClientOption{option.WithEndpoint(g.srv.URL + "/"), option.WithHTTPClient(hc)}
-	if g.iam, err = iamv1.NewService(ctx, copts...); err != nil {
-		t.Fatal(err)
-	}
-	if g.crm, err = crm.NewService(ctx, copts...); err != nil {
-		t.Fatal(err)
-	}
-	if g.policy, err = iamapi.NewIamPolicyRESTClient(ctx, copts...); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { g.policy.Close() })
-	if err := interceptor.DisableGAXRetries(g.policy.CallOptions); err != nil {
-		t.Fatal(err)
-	}
-	if g.project, err = resourcemanager.NewProjectsRESTClient(ctx, copts...); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { g.project.Close() })
-	if err := interceptor.DisableGAXRetries(g.project.CallOptions); err != nil {
-		t.Fatal(err)
-	}
-	sa, err := g.iam.Projects.ServiceAccounts.Create("projects/p1", &iamv1.CreateServiceAccountRequest{AccountId: "robot-main"}).Do()
-	if err != nil {
-		t.Fatalf("create: %v", err)
-	}
-	g.sa = sa.Name
-	g.reset()
-	return g
-}
-
-func (g *restRig) reset() {
-	g.fake.ResetCalls()
-	g.clock.Reset()
-	g.mu.Lock()
-	g.attempts = nil
-	g.mu.Unlock()
-}
-
-func (g *restRig) attemptHeaders(method iamtest.Method) string {
+// attemptHeaders returns the x-retry-attempt headers of the logged calls of
+// method, joined by commas.
+func (g *rig) attemptHeaders(method iamtest.Method) string {
 	var out []string
 	for _, c := range g.fake.Calls() {
 		if c.Method == method {
@@ -129,24 +44,24 @@ func (g *restRig) attemptHeaders(method iamtest.Method) string {
 type restClientCase struct {
 	name   string
 	method iamtest.Method // as the fake logs it
-	get    func(ctx context.Context, g *restRig) error
+	get    func(ctx context.Context, g *rig) error
 }
 
 func restClientCases() []restClientCase {
 	return []restClientCase{
-		{"iam/v1", iamtest.MethodAdminGetIamPolicy, func(ctx context.Context, g *restRig) error {
-			_, err := g.iam.Projects.ServiceAccounts.GetIamPolicy(g.sa).Context(ctx).Do()
+		{"iam/v1", iamtest.MethodAdminGetIamPolicy, func(ctx context.Context, g *rig) error {
+			_, err := g.iam.Projects.ServiceAccounts.GetIamPolicy(g.restSA).Context(ctx).Do()
 			return err
 		}},
-		{"cloudresourcemanager/v3", iamtest.MethodProjectsGetIamPolicy, func(ctx context.Context, g *restRig) error {
+		{"cloudresourcemanager/v3", iamtest.MethodProjectsGetIamPolicy, func(ctx context.Context, g *rig) error {
 			_, err := g.crm.Projects.GetIamPolicy("projects/p1", &crm.GetIamPolicyRequest{}).Context(ctx).Do()
 			return err
 		}},
-		{"GAPIC IamPolicy REST", iamtest.MethodAdminGetIamPolicy, func(ctx context.Context, g *restRig) error {
-			_, err := g.policy.GetIamPolicy(ctx, &iampb.GetIamPolicyRequest{Resource: g.sa})
+		{"GAPIC IamPolicy REST", iamtest.MethodAdminGetIamPolicy, func(ctx context.Context, g *rig) error {
+			_, err := g.restPolicy.GetIamPolicy(ctx, &iampb.GetIamPolicyRequest{Resource: g.restSA})
 			return err
 		}},
-		{"GAPIC Projects REST", iamtest.MethodProjectsGetIamPolicy, func(ctx context.Context, g *restRig) error {
+		{"GAPIC Projects REST", iamtest.MethodProjectsGetIamPolicy, func(ctx context.Context, g *rig) error {
 			_, err := g.project.GetIamPolicy(ctx, &iampb.GetIamPolicyRequest{Resource: "projects/p1"})
 			return err
 		}},
@@ -157,7 +72,7 @@ func TestRESTDocumentedWaitsOn503x3(t *testing.T) {
 	t.Parallel()
 	for _, c := range restClientCases() {
 		t.Run(c.name, func(t *testing.T) {
-			g := newRESTRig(t, nil)
+			g := newRig(t, withREST(nil))
 			g.fake.FailNext(c.method, 3, codes.Unavailable)
 			if err := c.get(context.Background(), g); err != nil {
 				t.Fatal(err)
@@ -175,9 +90,9 @@ func TestRESTDocumentedWaitsOn503x3(t *testing.T) {
 
 func TestRESTNotFoundOnlyWithOptIn(t *testing.T) {
 	t.Parallel()
-	g := newRESTRig(t, nil)
+	g := newRig(t, withREST(nil))
 	get := func(ctx context.Context) error {
-		_, err := g.iam.Projects.ServiceAccounts.Get(g.sa).Context(ctx).Do()
+		_, err := g.iam.Projects.ServiceAccounts.Get(g.restSA).Context(ctx).Do()
 		return err
 	}
 	g.fake.FailNext(iamtest.MethodGetServiceAccount, 2, codes.NotFound)
@@ -199,9 +114,9 @@ func TestRESTNotFoundOnlyWithOptIn(t *testing.T) {
 
 func TestRESTCreateKeyNeverRetriedOn503RetriedOnOptedIn404(t *testing.T) {
 	t.Parallel()
-	g := newRESTRig(t, nil)
+	g := newRig(t, withREST(nil))
 	create := func(ctx context.Context) error {
-		_, err := g.iam.Projects.ServiceAccounts.Keys.Create(g.sa, &iamv1.CreateServiceAccountKeyRequest{}).Context(ctx).Do()
+		_, err := g.iam.Projects.ServiceAccounts.Keys.Create(g.restSA, &iamv1.CreateServiceAccountKeyRequest{}).Context(ctx).Do()
 		return err
 	}
 	g.fake.FailNext(iamtest.MethodCreateServiceAccountKey, 1, codes.Unavailable)
@@ -226,7 +141,7 @@ func TestRESTCreateKeyNeverRetriedOn503RetriedOnOptedIn404(t *testing.T) {
 
 func TestRESTSetIamPolicyReplayedOnlyWithEtag(t *testing.T) {
 	t.Parallel()
-	g := newRESTRig(t, nil)
+	g := newRig(t, withREST(nil))
 	ctx := context.Background()
 	p, err := g.crm.Projects.GetIamPolicy("projects/p1", &crm.GetIamPolicyRequest{}).Do()
 	if err != nil {
@@ -251,7 +166,7 @@ func TestRESTSetIamPolicyReplayedOnlyWithEtag(t *testing.T) {
 
 func TestRESTLostSetAnswerKeepsOtherWritersGrant(t *testing.T) {
 	t.Parallel()
-	g := newRESTRig(t, nil)
+	g := newRig(t, withREST(nil))
 	ctx := context.Background()
 	p, err := g.crm.Projects.GetIamPolicy("projects/p1", &crm.GetIamPolicyRequest{}).Do()
 	if err != nil {
@@ -262,7 +177,7 @@ func TestRESTLostSetAnswerKeepsOtherWritersGrant(t *testing.T) {
 	var once sync.Once
 	g.clock.OnSleep(func(time.Duration) {
 		once.Do(func() {
-			cur, err := g.policy.GetIamPolicy(ctx, &iampb.GetIamPolicyRequest{Resource: "projects/p1"})
+			cur, err := g.restPolicy.GetIamPolicy(ctx, &iampb.GetIamPolicyRequest{Resource: "projects/p1"})
 			if err != nil {
 				t.Error(err)
 				return
@@ -297,7 +212,7 @@ func TestRESTRetryAfterAndRetryInfoHonoured(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex
 	first := true
-	g := newRESTRig(t, func(h http.Handler) http.Handler {
+	g := newRig(t, withREST(func(h http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if strings.HasSuffix(r.URL.Path, ":getIamPolicy") {
 				mu.Lock()
@@ -310,7 +225,7 @@ func TestRESTRetryAfterAndRetryInfoHonoured(t *testing.T) {
 			}
 			h.ServeHTTP(w, r)
 		})
-	})
+	}))
 	g.fake.FailNext(iamtest.MethodProjectsGetIamPolicy, 2, codes.Unavailable)
 	g.fake.SetRetryInfo(6 * time.Second)
 	if _, err := g.crm.Projects.GetIamPolicy("projects/p1", &crm.GetIamPolicyRequest{}).Do(); err != nil {
@@ -323,10 +238,10 @@ func TestRESTRetryAfterAndRetryInfoHonoured(t *testing.T) {
 
 func TestRESTBodyReplayWithGetBody(t *testing.T) {
 	t.Parallel()
-	g := newRESTRig(t, nil)
+	g := newRig(t, withREST(nil))
 	g.fake.FailNext(iamtest.MethodTestIamPermissions, 2, codes.Internal)
 	// A GAPIC REST client's body is a bytes.Reader: GetBody is set.
-	resp, err := g.policy.TestIamPermissions(context.Background(), &iampb.TestIamPermissionsRequest{
+	resp, err := g.restPolicy.TestIamPermissions(context.Background(), &iampb.TestIamPermissionsRequest{
 		Resource: "buckets/b1", Permissions: []string{"storage.objects.get"},
 	})
 	if err != nil {
@@ -347,16 +262,16 @@ func TestRESTUpdaterOverDiscoveryAdapters(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name     string
-		client   func(g *restRig) policy.Client
-		resource func(g *restRig) string
+		client   func(g *rig) policy.Client
+		resource func(g *rig) string
 	}{
-		{"crmv3.Projects", func(g *restRig) policy.Client { return crmadapter.Projects(g.crm) }, func(*restRig) string { return "projects/p1" }},
-		{"crmv3.Folders", func(g *restRig) policy.Client { return crmadapter.Folders(g.crm) }, func(*restRig) string { return "folders/123" }},
-		{"crmv3.Organizations", func(g *restRig) policy.Client { return crmadapter.Organizations(g.crm) }, func(*restRig) string { return "organizations/456" }},
-		{"iamv1.ServiceAccounts", func(g *restRig) policy.Client { return iamadapter.ServiceAccounts(g.iam) }, func(g *restRig) string { return g.sa }},
+		{"crmv3.Projects", func(g *rig) policy.Client { return crmadapter.Projects(g.crm) }, func(*rig) string { return "projects/p1" }},
+		{"crmv3.Folders", func(g *rig) policy.Client { return crmadapter.Folders(g.crm) }, func(*rig) string { return "folders/123" }},
+		{"crmv3.Organizations", func(g *rig) policy.Client { return crmadapter.Organizations(g.crm) }, func(*rig) string { return "organizations/456" }},
+		{"iamv1.ServiceAccounts", func(g *rig) policy.Client { return iamadapter.ServiceAccounts(g.iam) }, func(g *rig) string { return g.restSA }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			g := newRESTRig(t, nil)
+			g := newRig(t, withREST(nil))
 			g.fake.SetFailureRate(iamtest.AnyMethod, 0.2, codes.Unavailable, codes.Internal)
 			g.fake.SetLostAnswerRate(iamtest.AnyMethod, 0.2)
 			// One Updater per writer: they do not coalesce, they contend

@@ -99,7 +99,7 @@ func TestRandomFaultSoak(t *testing.T) {
 // runSoak makes soakCalls calls through one rig whose fake is seeded
 // soakSeed, checks each, and returns what it saw.
 func runSoak(t *testing.T) soakResult {
-	g := newE2ERigWithFake(t, func(s *iamtest.Server) { s.SetSeed(soakSeed) })
+	g := newRig(t, withFake(func(s *iamtest.Server) { s.SetSeed(soakSeed) }), withGRPC(), failedAttemptsOnly())
 	res := soakResult{calls: soakCalls, byAttempts: map[int]int{}, failedBy: map[codes.Code]int{}}
 
 	// The most attempts the default deadline allows, from the schedule.

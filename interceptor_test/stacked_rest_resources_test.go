@@ -16,14 +16,14 @@ import (
 // up in an outage, is not a layer above retrying: no stacked report.
 func TestStackedRESTDistinctResourcesOneContext(t *testing.T) {
 	w, wopts := newStackWatch(t)
-	g := newClientRig(t, wopts...)
+	g := newRig(t, fakeOnVirtualClock(), readmeDeadline(), withRetrier(wopts...))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	svc, err := interceptor.NewRESTClient(ctx, g.r, crm.NewService, g.srv.RESTClientOptions()...)
+	svc, err := interceptor.NewRESTClient(ctx, g.retrier, crm.NewService, g.fake.RESTClientOptions()...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	g.srv.SetOutage(iamtest.AnyMethod, codes.Unavailable)
+	g.fake.SetOutage(iamtest.AnyMethod, codes.Unavailable)
 	for _, p := range []string{"projects/a", "projects/b", "projects/c"} {
 		if _, err := svc.Projects.GetIamPolicy(p, &crm.GetIamPolicyRequest{}).Context(ctx).Do(); err == nil {
 			t.Fatal("read succeeded during an outage")

@@ -127,20 +127,20 @@ const getSAMethod = "google.iam.admin.v1.IAM/GetServiceAccount"
 func TestStackedGAXRetriesReported(t *testing.T) {
 	t.Parallel()
 	w, wopts := newStackWatch(t)
-	g := newClientRig(t, append(wopts, interceptor.WithMaxAttempts(3))...)
+	g := newRig(t, fakeOnVirtualClock(), readmeDeadline(), withRetrier(append(wopts, interceptor.WithMaxAttempts(3))...))
 	ctx := context.Background()
-	c, err := admin.NewIamClient(ctx, append(g.srv.ClientOptions(),
-		option.WithGRPCDialOption(grpc.WithChainUnaryInterceptor(g.r.UnaryClientInterceptor())))...)
+	c, err := admin.NewIamClient(ctx, append(g.fake.ClientOptions(),
+		option.WithGRPCDialOption(grpc.WithChainUnaryInterceptor(g.retrier.UnaryClientInterceptor())))...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
 	c.CallOptions.GetServiceAccount = append(c.CallOptions.GetServiceAccount, gaxRetries(3))
-	g.srv.SetOutage(iamtest.AnyMethod, codes.Unavailable)
+	g.fake.SetOutage(iamtest.AnyMethod, codes.Unavailable)
 	events := w.spanEvents(t, func(ctx context.Context) {
 		_, _ = c.GetServiceAccount(ctx, &adminpb.GetServiceAccountRequest{Name: "projects/p1/serviceAccounts/a@p1.iam.gserviceaccount.com"})
 	})
-	if n := g.srv.CountCalls(iamtest.AnyMethod); n != 9 {
+	if n := g.fake.CountCalls(iamtest.AnyMethod); n != 9 {
 		t.Fatalf("%d server calls, want 9 (3 gax tries x 3 attempts)", n)
 	}
 	if n := w.stacked(t, getSAMethod); n != 2 {
@@ -167,14 +167,14 @@ func TestStackedGAXRetriesReported(t *testing.T) {
 func TestStackedNotReportedWhenWired(t *testing.T) {
 	t.Parallel()
 	w, wopts := newStackWatch(t)
-	g := newClientRig(t, append(wopts, interceptor.WithMaxAttempts(3))...)
+	g := newRig(t, fakeOnVirtualClock(), readmeDeadline(), withRetrier(append(wopts, interceptor.WithMaxAttempts(3))...))
 	ctx := context.Background()
-	c, err := interceptor.NewClient(ctx, g.r, admin.NewIamClient, g.srv.ClientOptions()...)
+	c, err := interceptor.NewClient(ctx, g.retrier, admin.NewIamClient, g.fake.ClientOptions()...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	g.srv.SetOutage(iamtest.AnyMethod, codes.Unavailable)
+	g.fake.SetOutage(iamtest.AnyMethod, codes.Unavailable)
 	for range 3 {
 		events := w.spanEvents(t, func(ctx context.Context) {
 			_, _ = c.GetServiceAccount(ctx, &adminpb.GetServiceAccountRequest{Name: "projects/p1/serviceAccounts/a@p1.iam.gserviceaccount.com"})
@@ -183,7 +183,7 @@ func TestStackedNotReportedWhenWired(t *testing.T) {
 			t.Fatalf("%d iamretry.stacked events on a wired client", events)
 		}
 	}
-	if n := g.srv.CountCalls(iamtest.AnyMethod); n != 9 {
+	if n := g.fake.CountCalls(iamtest.AnyMethod); n != 9 {
 		t.Fatalf("%d server calls, want 3 calls x 3 attempts", n)
 	}
 	if n := w.stacked(t, getSAMethod); n != 0 || w.warnCount() != 0 {
@@ -199,14 +199,14 @@ func TestStackedNotReportedWhenWired(t *testing.T) {
 func TestStackedOwnLoop(t *testing.T) {
 	t.Parallel()
 	w, wopts := newStackWatch(t)
-	g := newClientRig(t, append(wopts, interceptor.WithMaxAttempts(2))...)
-	c, err := interceptor.NewClient(context.Background(), g.r, iamapi.NewIamPolicyClient, g.srv.ClientOptions()...)
+	g := newRig(t, fakeOnVirtualClock(), readmeDeadline(), withRetrier(append(wopts, interceptor.WithMaxAttempts(2))...))
+	c, err := interceptor.NewClient(context.Background(), g.retrier, iamapi.NewIamPolicyClient, g.fake.ClientOptions()...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
 	const method = "google.iam.v1.IAMPolicy/GetIamPolicy"
-	g.srv.SetOutage(iamtest.AnyMethod, codes.Unavailable)
+	g.fake.SetOutage(iamtest.AnyMethod, codes.Unavailable)
 	get := func(ctx context.Context, req *iampb.GetIamPolicyRequest) { _, _ = c.GetIamPolicy(ctx, req) }
 
 	// Same request value, fresh contexts, minutes apart: not stacking.
@@ -258,22 +258,22 @@ func TestStackedOwnLoop(t *testing.T) {
 func TestStackedREST(t *testing.T) {
 	t.Parallel()
 	w, wopts := newStackWatch(t)
-	g := newClientRig(t, append(wopts, interceptor.WithMaxAttempts(2))...)
+	g := newRig(t, fakeOnVirtualClock(), readmeDeadline(), withRetrier(append(wopts, interceptor.WithMaxAttempts(2))...))
 	ctx := context.Background()
-	hc := &http.Client{Transport: g.r.RoundTripper(g.srv.HTTPClient().Transport)}
-	c, err := iamapi.NewIamPolicyRESTClient(ctx, append(g.srv.RESTClientOptions(), option.WithHTTPClient(hc))...)
+	hc := &http.Client{Transport: g.retrier.RoundTripper(g.fake.HTTPClient().Transport)}
+	c, err := iamapi.NewIamPolicyRESTClient(ctx, append(g.fake.RESTClientOptions(), option.WithHTTPClient(hc))...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
 	c.CallOptions.GetIamPolicy = append(c.CallOptions.GetIamPolicy, gaxRetries(3))
-	g.srv.SetOutage(iamtest.AnyMethod, codes.Unavailable)
+	g.fake.SetOutage(iamtest.AnyMethod, codes.Unavailable)
 	// A context of the caller's own: context.Background carries no
 	// identity to match.
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	_, _ = c.GetIamPolicy(cctx, &iampb.GetIamPolicyRequest{Resource: "projects/p1"})
-	if n := g.srv.CountCalls(iamtest.AnyMethod); n != 6 {
+	if n := g.fake.CountCalls(iamtest.AnyMethod); n != 6 {
 		t.Fatalf("%d server calls, want 6 (3 gax tries x 2 attempts)", n)
 	}
 	total := int64(0)

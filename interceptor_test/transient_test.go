@@ -29,7 +29,7 @@ func TestTransientRetriedToSuccess(t *testing.T) {
 	for _, k := range e2eKinds {
 		for _, code := range transientCodes {
 			t.Run(k.name+"/"+code.String(), func(t *testing.T) {
-				g := newE2ERig(t)
+				g := newRig(t, withGRPC(), failedAttemptsOnly())
 				g.fake.FailNext(k.readMethod, 3, code)
 
 				if err := k.read(context.Background(), g); err != nil {
@@ -71,7 +71,7 @@ func TestTransientTruncatedAtMaxBackoff(t *testing.T) {
 	t.Parallel()
 	for _, k := range e2eKinds {
 		t.Run(k.name, func(t *testing.T) {
-			g := newE2ERig(t, interceptor.WithDeadline(300*time.Second))
+			g := newRig(t, withGRPC(), failedAttemptsOnly(), withRetrier(interceptor.WithDeadline(300*time.Second)))
 			g.fake.FailNext(k.readMethod, 8, codes.Unavailable)
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 			defer cancel()
@@ -94,7 +94,7 @@ func TestRetryDeadlineLimit(t *testing.T) {
 	t.Parallel()
 	for _, k := range e2eKinds {
 		t.Run(k.name, func(t *testing.T) {
-			g := newE2ERig(t, interceptor.WithDeadline(20*time.Second))
+			g := newRig(t, withGRPC(), failedAttemptsOnly(), withRetrier(interceptor.WithDeadline(20*time.Second)))
 			g.fake.FailNext(k.readMethod, 10, codes.Unavailable)
 
 			err := k.read(context.Background(), g)
@@ -119,7 +119,7 @@ func TestMaxAttemptsLimit(t *testing.T) {
 	t.Parallel()
 	for _, k := range e2eKinds {
 		t.Run(k.name, func(t *testing.T) {
-			g := newE2ERig(t, interceptor.WithMaxAttempts(3))
+			g := newRig(t, withGRPC(), failedAttemptsOnly(), withRetrier(interceptor.WithMaxAttempts(3)))
 			g.fake.FailNext(k.readMethod, 10, codes.Internal)
 
 			err := k.read(context.Background(), g)
@@ -146,7 +146,7 @@ func TestContextDeadlineShorterThanSchedule(t *testing.T) {
 	t.Parallel()
 	for _, k := range e2eKinds {
 		t.Run(k.name, func(t *testing.T) {
-			g := newE2ERig(t)
+			g := newRig(t, withGRPC(), failedAttemptsOnly())
 			g.fake.FailNext(k.readMethod, 10, codes.Unavailable)
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
@@ -183,7 +183,7 @@ func TestRetryInfoFloor(t *testing.T) {
 	t.Parallel()
 	for _, k := range e2eKinds {
 		t.Run(k.name, func(t *testing.T) {
-			g := newE2ERig(t)
+			g := newRig(t, withGRPC(), failedAttemptsOnly())
 			g.fake.SetRetryInfo(10 * time.Second)
 			g.fake.FailNext(k.readMethod, 2, codes.Unavailable)
 

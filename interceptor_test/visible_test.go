@@ -36,7 +36,7 @@ func TestWaitVisibleThroughTheAdminClient(t *testing.T) {
 			secs(1.5, 2.5, 4.5)},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			g := newE2ERigWithFake(t, func(s *iamtest.Server) { s.SetPropagationDelay(10 * time.Second) })
+			g := newRig(t, withFake(func(s *iamtest.Server) { s.SetPropagationDelay(10 * time.Second) }), withGRPC(), failedAttemptsOnly())
 			g.fake.SetPropagationCodes(codes.NotFound, codes.PermissionDenied)
 			sa := g.createAccount(t, "robot-new")
 			got, err := interceptor.WaitVisible(context.Background(), g.retrier, "get robot-new",

@@ -23,22 +23,22 @@ func TestConflictsDoNotCountTowardMaxAttempts(t *testing.T) {
 	for _, tr := range transports {
 		for _, inOp := range []bool{false, true} {
 			t.Run(tr, func(t *testing.T) {
-				g := newRig(t, tr, []interceptor.Option{interceptor.WithMaxAttempts(1)})
-				g.seed(rule(0))
+				e := newEnv(t, tr, []interceptor.Option{interceptor.WithMaxAttempts(1)})
+				e.seed(rule(0))
 				if inOp {
-					g.srv.SetDenyOperationDelay(2 * time.Second)
-					g.srv.SetDenyStaleEtagInOperation(true)
+					e.srv.SetDenyOperationDelay(2 * time.Second)
+					e.srv.SetDenyStaleEtagInOperation(true)
 				}
-				g.srv.ConcurrentWriteNext(iamtest.MethodUpdatePolicy, 4)
-				if _, err := g.u.Update(context.Background(), policyName, deny.AddRule(rule(1))); err != nil {
+				e.srv.ConcurrentWriteNext(iamtest.MethodUpdatePolicy, 4)
+				if _, err := e.u.Update(context.Background(), policyName, deny.AddRule(rule(1))); err != nil {
 					t.Fatalf("4 conflicts under WithMaxAttempts(1): %v", err)
 				}
-				if g.count(rule(1)) != 1 {
-					t.Fatalf("rule %d times", g.count(rule(1)))
+				if e.count(rule(1)) != 1 {
+					t.Fatalf("rule %d times", e.count(rule(1)))
 				}
-				g.srv.SetDenyOperationDelay(2 * time.Second)
-				g.srv.FailNext(iamtest.MethodGetOperation, 1, grpccodes.Unavailable)
-				_, err := g.u.Update(context.Background(), policyName, deny.AddRule(rule(2)))
+				e.srv.SetDenyOperationDelay(2 * time.Second)
+				e.srv.FailNext(iamtest.MethodGetOperation, 1, grpccodes.Unavailable)
+				_, err := e.u.Update(context.Background(), policyName, deny.AddRule(rule(2)))
 				if status.Code(err) != grpccodes.Unavailable {
 					t.Fatalf("a failed poll under WithMaxAttempts(1): %v, want UNAVAILABLE", err)
 				}

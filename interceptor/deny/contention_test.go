@@ -43,8 +43,8 @@ func contend(t *testing.T, tr string, n int, seed int64, faultRate, lostRate flo
 	clock := iamtest.NewVirtualClock(time.Now())
 	srv := iamtest.NewServer(t, iamtest.WithClock(clock), iamtest.WithSeed(seed))
 	srv.SeedDenyPolicy(policyName, nil)
-	g := &rig{srv: srv, clock: clock}
-	g.seed(rule(0))
+	e := &env{srv: srv, clock: clock}
+	e.seed(rule(0))
 	for _, m := range []iamtest.Method{iamtest.MethodGetPolicy, iamtest.MethodUpdatePolicy, iamtest.MethodGetOperation} {
 		if faultRate > 0 {
 			srv.SetFailureRate(m, faultRate, grpccodes.Unavailable, grpccodes.Internal)
@@ -112,7 +112,7 @@ func contend(t *testing.T, tr string, n int, seed int64, faultRate, lostRate flo
 		}
 	}
 	for i := range n + 1 {
-		if c := g.count(rule(i)); c != 1 {
+		if c := e.count(rule(i)); c != 1 {
 			t.Errorf("rule %d is in the policy %d times, want once", i, c)
 		}
 	}

@@ -23,33 +23,33 @@ import (
 func TestCreateIfAbsent(t *testing.T) {
 	for _, tr := range transports {
 		t.Run(tr, func(t *testing.T) {
-			g := newRig(t, tr, nil)
+			e := newEnv(t, tr, nil)
 			ctx := context.Background()
-			_, err := g.u.Update(ctx, policyName, deny.AddRule(rule(1)))
+			_, err := e.u.Update(ctx, policyName, deny.AddRule(rule(1)))
 			if status.Code(err) != grpccodes.NotFound {
 				t.Fatalf("without CreateIfAbsent: %v, want NOT_FOUND", err)
 			}
-			if g.srv.DenyPolicy(policyName) != nil || g.srv.CountCalls(iamtest.MethodCreatePolicy) != 0 {
+			if e.srv.DenyPolicy(policyName) != nil || e.srv.CountCalls(iamtest.MethodCreatePolicy) != 0 {
 				t.Fatal("a policy was created without the opt-in")
 			}
 
-			g = newRig(t, tr, nil, deny.CreateIfAbsent())
-			p, err := g.u.Update(ctx, policyName, deny.RemoveRule(rule(1)))
-			if p != nil || err != nil || g.srv.CountCalls(iamtest.MethodCreatePolicy) != 0 {
+			e = newEnv(t, tr, nil, deny.CreateIfAbsent())
+			p, err := e.u.Update(ctx, policyName, deny.RemoveRule(rule(1)))
+			if p != nil || err != nil || e.srv.CountCalls(iamtest.MethodCreatePolicy) != 0 {
 				t.Fatalf("removing from an absent policy: %v, %v; want nil, nil and nothing created", p, err)
 			}
-			g.srv.SetDenyOperationDelay(10 * time.Second)
-			p, err = g.u.Update(ctx, policyName, deny.AddRule(rule(1)))
+			e.srv.SetDenyOperationDelay(10 * time.Second)
+			p, err = e.u.Update(ctx, policyName, deny.AddRule(rule(1)))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if p.GetName() == "" || g.count(rule(1)) != 1 || len(p.GetRules()) != 1 {
+			if p.GetName() == "" || e.count(rule(1)) != 1 || len(p.GetRules()) != 1 {
 				t.Fatalf("created %v", p)
 			}
-			if _, err := g.u.Update(ctx, policyName, deny.AddRule(rule(2))); err != nil {
+			if _, err := e.u.Update(ctx, policyName, deny.AddRule(rule(2))); err != nil {
 				t.Fatal(err)
 			}
-			if g.count(rule(2)) != 1 || g.srv.CountCalls(iamtest.MethodCreatePolicy) != 1 {
+			if e.count(rule(2)) != 1 || e.srv.CountCalls(iamtest.MethodCreatePolicy) != 1 {
 				t.Fatal("the second change did not update the policy created")
 			}
 		})
@@ -65,17 +65,17 @@ func TestConcurrentCreates(t *testing.T) {
 	for _, tr := range transports {
 		for _, delay := range []time.Duration{0, 5 * time.Second} {
 			t.Run(tr+"/"+delay.String(), func(t *testing.T) {
-				g := newRig(t, tr, nil, deny.CreateIfAbsent())
-				g.srv.SetDenyOperationDelay(delay)
+				e := newEnv(t, tr, nil, deny.CreateIfAbsent())
+				e.srv.SetDenyOperationDelay(delay)
 				// Every writer reads before the first create lands: the
 				// clock wakes the readers one by one, and each then sleeps
 				// in its create's latency.
-				g.srv.SetLatency(iamtest.MethodGetPolicy, 50*time.Millisecond)
-				g.srv.SetLatency(iamtest.MethodCreatePolicy, 50*time.Millisecond)
+				e.srv.SetLatency(iamtest.MethodGetPolicy, 50*time.Millisecond)
+				e.srv.SetLatency(iamtest.MethodCreatePolicy, 50*time.Millisecond)
 				const n = 6
 				errs := make([]error, n)
-				g.clock.Go(context.Background(), n, func(ctx context.Context, i int) {
-					_, errs[i-1] = g.u.Update(ctx, policyName, deny.AddRule(rule(i)))
+				e.clock.Go(context.Background(), n, func(ctx context.Context, i int) {
+					_, errs[i-1] = e.u.Update(ctx, policyName, deny.AddRule(rule(i)))
 				})
 				for i, err := range errs {
 					if err != nil {
@@ -83,15 +83,15 @@ func TestConcurrentCreates(t *testing.T) {
 					}
 				}
 				for i := 1; i <= n; i++ {
-					if c := g.count(rule(i)); c != 1 {
+					if c := e.count(rule(i)); c != 1 {
 						t.Errorf("rule %d in the policy %d times", i, c)
 					}
 				}
-				if c := g.applied(iamtest.MethodCreatePolicy); c < 1 {
+				if c := e.applied(iamtest.MethodCreatePolicy); c < 1 {
 					t.Errorf("%d creates applied", c)
 				}
 				refused := 0
-				for _, c := range g.srv.Calls() {
+				for _, c := range e.srv.Calls() {
 					if c.Method == iamtest.MethodCreatePolicy && c.Code == grpccodes.AlreadyExists {
 						refused++
 					}
@@ -127,13 +127,13 @@ func (c *deletingClient) UpdatePolicy(ctx context.Context, req *iampb.UpdatePoli
 func TestCreateIfAbsentPolicyDeletedMeanwhile(t *testing.T) {
 	for _, create := range []bool{true, false} {
 		t.Run(fmt.Sprint("create=", create), func(t *testing.T) {
-			g := newRig(t, "grpc", nil)
-			g.seed(rule(0))
+			e := newEnv(t, "grpc", nil)
+			e.seed(rule(0))
 			var opts []deny.Option
 			if create {
 				opts = append(opts, deny.CreateIfAbsent())
 			}
-			u, err := deny.NewUpdater(&deletingClient{Client: g.c, srv: g.srv}, g.r, opts...)
+			u, err := deny.NewUpdater(&deletingClient{Client: e.c, srv: e.srv}, e.r, opts...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -147,8 +147,8 @@ func TestCreateIfAbsentPolicyDeletedMeanwhile(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if g.count(rule(1)) != 1 || g.count(rule(0)) != 0 {
-				t.Fatalf("policy %v, want the new one holding rule 1 alone", g.srv.DenyPolicy(policyName))
+			if e.count(rule(1)) != 1 || e.count(rule(0)) != 0 {
+				t.Fatalf("policy %v, want the new one holding rule 1 alone", e.srv.DenyPolicy(policyName))
 			}
 		})
 	}
@@ -157,12 +157,12 @@ func TestCreateIfAbsentPolicyDeletedMeanwhile(t *testing.T) {
 // TestCreateIfAbsentRefusesBadPolicyID: a policy ID CreatePolicy would
 // refuse is refused before any call when CreateIfAbsent could create it.
 func TestCreateIfAbsentRefusesBadPolicyID(t *testing.T) {
-	g := newRig(t, "grpc", nil, deny.CreateIfAbsent())
-	_, err := g.u.Update(context.Background(), "policies/cloudresourcemanager.googleapis.com%2Fprojects%2Fp/denypolicies/Bad_ID", deny.AddRule(rule(1)))
+	e := newEnv(t, "grpc", nil, deny.CreateIfAbsent())
+	_, err := e.u.Update(context.Background(), "policies/cloudresourcemanager.googleapis.com%2Fprojects%2Fp/denypolicies/Bad_ID", deny.AddRule(rule(1)))
 	if status.Code(err) != grpccodes.InvalidArgument || !strings.Contains(err.Error(), "policy ID") {
 		t.Fatalf("%v", err)
 	}
-	if n := g.srv.CountCalls(iamtest.AnyMethod); n != 0 {
+	if n := e.srv.CountCalls(iamtest.AnyMethod); n != 0 {
 		t.Fatalf("%d calls", n)
 	}
 }

@@ -18,10 +18,10 @@ func TestDeletedMeanwhileOverBothTransports(t *testing.T) {
 	for _, tr := range transports {
 		for _, delay := range []time.Duration{0, 3 * time.Second} {
 			t.Run(tr+"/"+delay.String(), func(t *testing.T) {
-				g := newRig(t, tr, nil)
-				g.seed(rule(0))
-				g.srv.SetDenyOperationDelay(delay)
-				u, err := deny.NewUpdater(&deletingClient{Client: g.c, srv: g.srv}, g.r, deny.CreateIfAbsent())
+				e := newEnv(t, tr, nil)
+				e.seed(rule(0))
+				e.srv.SetDenyOperationDelay(delay)
+				u, err := deny.NewUpdater(&deletingClient{Client: e.c, srv: e.srv}, e.r, deny.CreateIfAbsent())
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -29,10 +29,10 @@ func TestDeletedMeanwhileOverBothTransports(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if g.count(rule(1)) != 1 || g.count(rule(0)) != 0 || len(p.GetRules()) != 1 {
-					t.Fatalf("stored %v, answered %v; want the new policy holding rule 1 alone", g.srv.DenyPolicy(policyName), p)
+				if e.count(rule(1)) != 1 || e.count(rule(0)) != 0 || len(p.GetRules()) != 1 {
+					t.Fatalf("stored %v, answered %v; want the new policy holding rule 1 alone", e.srv.DenyPolicy(policyName), p)
 				}
-				if a := g.applied(iamtest.MethodCreatePolicy); a != 1 {
+				if a := e.applied(iamtest.MethodCreatePolicy); a != 1 {
 					t.Fatalf("%d creates applied, want 1", a)
 				}
 			})

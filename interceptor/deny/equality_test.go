@@ -63,23 +63,23 @@ func TestRuleSetEquality(t *testing.T) {
 func TestNetNoChangeWritesNothing(t *testing.T) {
 	for _, tr := range transports {
 		t.Run(tr, func(t *testing.T) {
-			g := newRig(t, tr, nil, deny.CreateIfAbsent())
+			e := newEnv(t, tr, nil, deny.CreateIfAbsent())
 			ctx := context.Background()
-			p, err := g.u.Update(ctx, policyName, deny.AddRule(rule(1)), deny.RemoveRule(rule(1)))
+			p, err := e.u.Update(ctx, policyName, deny.AddRule(rule(1)), deny.RemoveRule(rule(1)))
 			if err != nil || p != nil {
 				t.Fatalf("absent policy, a rule added and removed: %v, %v; want nil, nil", p, err)
 			}
-			if n := g.srv.CountCalls(iamtest.MethodCreatePolicy); n != 0 {
+			if n := e.srv.CountCalls(iamtest.MethodCreatePolicy); n != 0 {
 				t.Fatalf("%d CreatePolicy calls for changes that add no rule in the end; want none", n)
 			}
 
-			seeded := g.seed(rule(0))
-			g.srv.ResetCalls()
-			p, err = g.u.Update(ctx, policyName, deny.AddRule(rule(1)), deny.RemoveRule(rule(1)))
+			seeded := e.seed(rule(0))
+			e.srv.ResetCalls()
+			p, err = e.u.Update(ctx, policyName, deny.AddRule(rule(1)), deny.RemoveRule(rule(1)))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if n := g.srv.CountCalls(iamtest.MethodUpdatePolicy); n != 0 {
+			if n := e.srv.CountCalls(iamtest.MethodUpdatePolicy); n != 0 {
 				t.Fatalf("%d UpdatePolicy calls for changes that leave the policy as read; want none", n)
 			}
 			if p.GetEtag() != seeded.GetEtag() {
@@ -93,20 +93,20 @@ func TestNetNoChangeWritesNothing(t *testing.T) {
 // order, with repeats, removes every stored rule equal to it (duplicates
 // in the store included) and leaves the others.
 func TestRemoveRuleMatchesAsSet(t *testing.T) {
-	g := newRig(t, "grpc", nil)
+	e := newEnv(t, "grpc", nil)
 	r := deny.Rule{
 		DeniedPrincipals:  []string{"principal://goog/subject/a@example.com", "principal://goog/subject/b@example.com"},
 		DeniedPermissions: []string{"iam.googleapis.com/roles.delete", "iam.googleapis.com/roles.update"},
 	}
-	g.seed(r, rule(0), r)
+	e.seed(r, rule(0), r)
 	shuffled := r
 	shuffled.DeniedPrincipals = []string{r.DeniedPrincipals[1], r.DeniedPrincipals[0], r.DeniedPrincipals[1]}
 	shuffled.DeniedPermissions = []string{r.DeniedPermissions[1], r.DeniedPermissions[0]}
-	p, err := g.u.Update(context.Background(), policyName, deny.RemoveRule(shuffled))
+	p, err := e.u.Update(context.Background(), policyName, deny.RemoveRule(shuffled))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(p.GetRules()) != 1 || g.count(rule(0)) != 1 || g.count(r) != 0 {
+	if len(p.GetRules()) != 1 || e.count(rule(0)) != 1 || e.count(r) != 0 {
 		t.Fatalf("rules %v", p.GetRules())
 	}
 }
@@ -116,8 +116,8 @@ func TestRemoveRuleMatchesAsSet(t *testing.T) {
 // condition afterwards changes neither what is checked nor what is
 // written.
 func TestChangeKeepsItsOwnCopy(t *testing.T) {
-	g := newRig(t, "grpc", nil)
-	g.seed(rule(0))
+	e := newEnv(t, "grpc", nil)
+	e.seed(rule(0))
 	r := deny.Rule{
 		DeniedPrincipals:  []string{"principal://goog/subject/a@example.com"},
 		DeniedPermissions: []string{"iam.googleapis.com/roles.delete"},
@@ -132,10 +132,10 @@ func TestChangeKeepsItsOwnCopy(t *testing.T) {
 	r.DeniedPrincipals[0] = "user:a@example.com" // malformed, had it been checked now
 	r.DeniedPermissions[0] = "iam.googleapis.com/roles.update"
 	r.Condition.Expression = ""
-	if _, err := g.u.Update(context.Background(), policyName, add); err != nil {
+	if _, err := e.u.Update(context.Background(), policyName, add); err != nil {
 		t.Fatal(err)
 	}
-	if g.count(want) != 1 {
-		t.Fatalf("stored %v, want the rule as it was given", g.srv.DenyPolicy(policyName).GetRules())
+	if e.count(want) != 1 {
+		t.Fatalf("stored %v, want the rule as it was given", e.srv.DenyPolicy(policyName).GetRules())
 	}
 }

@@ -23,10 +23,11 @@ import (
 // policyName is the deny policy the tests change.
 const policyName = "policies/cloudresourcemanager.googleapis.com%2Fprojects%2Fmy-project/denypolicies/guardrails"
 
-// rig is the fake, on a virtual clock, and an Updater over a real iam/apiv2
-// PoliciesClient (gRPC or REST) wired with interceptor.NewClient or
-// NewRESTClient on a Retrier that shares the clock.
-type rig struct {
+// env is the package's rig (as policy's and role's env): the fake, on a
+// virtual clock, and an Updater over a real iam/apiv2 PoliciesClient (gRPC
+// or REST) wired with interceptor.NewClient or NewRESTClient on a Retrier
+// that shares the clock.
+type env struct {
 	srv   *iamtest.Server
 	clock *iamtest.VirtualClock
 	r     *interceptor.Retrier
@@ -39,47 +40,50 @@ type rig struct {
 
 var transports = []string{"grpc", "rest"}
 
-func newRig(t testing.TB, transport string, ropts []interceptor.Option, opts ...deny.Option) *rig {
+// newEnv builds an env whose client speaks transport ("grpc" or "rest"),
+// whose Retrier has ropts on top of the env's own and whose Updater has
+// opts.
+func newEnv(t testing.TB, transport string, ropts []interceptor.Option, opts ...deny.Option) *env {
 	t.Helper()
-	g := &rig{clock: iamtest.NewVirtualClock(time.Now())}
-	g.srv = iamtest.NewServer(t, iamtest.WithClock(g.clock), iamtest.WithSeed(1))
+	e := &env{clock: iamtest.NewVirtualClock(time.Now())}
+	e.srv = iamtest.NewServer(t, iamtest.WithClock(e.clock), iamtest.WithSeed(1))
 	r, err := interceptor.New(append([]interceptor.Option{
-		interceptor.WithClock(g.clock),
+		interceptor.WithClock(e.clock),
 		interceptor.WithRandom(func() float64 { return 0.5 }),
 		interceptor.WithDeadline(10 * time.Minute),
 		interceptor.WithObserver(func(_ context.Context, a interceptor.Attempt) {
-			g.mu.Lock()
-			g.attempts = append(g.attempts, a)
-			g.mu.Unlock()
+			e.mu.Lock()
+			e.attempts = append(e.attempts, a)
+			e.mu.Unlock()
 		}),
 	}, ropts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	g.r = r
+	e.r = r
 	ctx := context.Background()
 	switch transport {
 	case "grpc":
-		g.c, err = iamv2.NewPoliciesClient(ctx, append(g.srv.ClientOptions(),
+		e.c, err = iamv2.NewPoliciesClient(ctx, append(e.srv.ClientOptions(),
 			option.WithGRPCDialOption(grpc.WithChainUnaryInterceptor(r.UnaryClientInterceptor())))...)
 	case "rest":
-		g.c, err = iamv2.NewPoliciesRESTClient(ctx, append(g.srv.RESTClientOptions(),
-			option.WithHTTPClient(&http.Client{Transport: r.RoundTripper(g.srv.HTTPClient().Transport)}))...)
+		e.c, err = iamv2.NewPoliciesRESTClient(ctx, append(e.srv.RESTClientOptions(),
+			option.WithHTTPClient(&http.Client{Transport: r.RoundTripper(e.srv.HTTPClient().Transport)}))...)
 	default:
 		t.Fatalf("unknown transport %q", transport)
 	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { g.c.Close() })
-	if err := interceptor.DisableGAXRetries(g.c.CallOptions); err != nil {
+	t.Cleanup(func() { e.c.Close() })
+	if err := interceptor.DisableGAXRetries(e.c.CallOptions); err != nil {
 		t.Fatal(err)
 	}
-	g.u, err = deny.NewUpdater(g.c, r, opts...)
+	e.u, err = deny.NewUpdater(e.c, r, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return g
+	return e
 }
 
 // rule is a deny rule of its own for each i.
@@ -91,12 +95,12 @@ func rule(i int) deny.Rule {
 }
 
 // seed stores a policy holding rules.
-func (g *rig) seed(rules ...deny.Rule) *iampb.Policy {
+func (e *env) seed(rules ...deny.Rule) *iampb.Policy {
 	p := &iampb.Policy{DisplayName: "guardrails"}
 	for _, r := range rules {
 		p.Rules = append(p.Rules, toProto(r))
 	}
-	return g.srv.SeedDenyPolicy(policyName, p)
+	return e.srv.SeedDenyPolicy(policyName, p)
 }
 
 func toProto(r deny.Rule) *iampb.PolicyRule {
@@ -108,9 +112,9 @@ func toProto(r deny.Rule) *iampb.PolicyRule {
 }
 
 // count is how many rules of the stored policy equal r.
-func (g *rig) count(r deny.Rule) int {
+func (e *env) count(r deny.Rule) int {
 	n := 0
-	for _, pr := range g.srv.DenyPolicy(policyName).GetRules() {
+	for _, pr := range e.srv.DenyPolicy(policyName).GetRules() {
 		if got, ok := deny.RuleOf(pr); ok && got.Equal(r) {
 			n++
 		}
@@ -118,9 +122,9 @@ func (g *rig) count(r deny.Rule) int {
 	return n
 }
 
-func (g *rig) applied(m iamtest.Method) int {
+func (e *env) applied(m iamtest.Method) int {
 	n := 0
-	for _, c := range g.srv.Calls() {
+	for _, c := range e.srv.Calls() {
 		if c.Method == m && c.Applied {
 			n++
 		}

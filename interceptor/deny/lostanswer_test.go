@@ -19,24 +19,24 @@ func TestLostCreateAppliesOnce(t *testing.T) {
 	for _, tr := range transports {
 		for _, delay := range []time.Duration{0, 3 * time.Second} {
 			t.Run(tr+"/"+delay.String(), func(t *testing.T) {
-				g := newRig(t, tr, nil, deny.CreateIfAbsent())
-				g.srv.SetDenyOperationDelay(delay)
+				e := newEnv(t, tr, nil, deny.CreateIfAbsent())
+				e.srv.SetDenyOperationDelay(delay)
 				if delay == 0 {
-					g.srv.LoseNextAnswers(iamtest.MethodCreatePolicy, 1)
+					e.srv.LoseNextAnswers(iamtest.MethodCreatePolicy, 1)
 				} else {
-					g.srv.FailNext(iamtest.MethodGetOperation, 1, grpccodes.Unavailable)
+					e.srv.FailNext(iamtest.MethodGetOperation, 1, grpccodes.Unavailable)
 				}
-				p, err := g.u.Update(context.Background(), policyName, deny.AddRule(rule(1)))
+				p, err := e.u.Update(context.Background(), policyName, deny.AddRule(rule(1)))
 				if err != nil {
 					t.Fatal(err)
 				}
-				if g.count(rule(1)) != 1 || len(p.GetRules()) != 1 {
-					t.Fatalf("rule %d times; answered %v", g.count(rule(1)), p)
+				if e.count(rule(1)) != 1 || len(p.GetRules()) != 1 {
+					t.Fatalf("rule %d times; answered %v", e.count(rule(1)), p)
 				}
-				if a := g.applied(iamtest.MethodCreatePolicy); a != 1 {
+				if a := e.applied(iamtest.MethodCreatePolicy); a != 1 {
 					t.Fatalf("%d creates applied, want 1", a)
 				}
-				if n := g.srv.CountCalls(iamtest.MethodUpdatePolicy); delay == 0 && n != 0 {
+				if n := e.srv.CountCalls(iamtest.MethodUpdatePolicy); delay == 0 && n != 0 {
 					t.Fatalf("%d UpdatePolicy calls after a lost create, want none", n)
 				}
 			})

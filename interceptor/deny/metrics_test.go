@@ -20,11 +20,11 @@ func TestMetricsUnderUpdateMethod(t *testing.T) {
 	reader := sdkmetric.NewManualReader()
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	t.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
-	g := newRig(t, "grpc", []interceptor.Option{interceptor.WithMeterProvider(mp)})
-	g.seed(rule(0))
-	g.srv.SetDenyStaleEtagInOperation(true)
-	g.srv.ConcurrentWriteNext(iamtest.MethodUpdatePolicy, 2)
-	if _, err := g.u.Update(context.Background(), policyName, deny.AddRule(rule(1))); err != nil {
+	e := newEnv(t, "grpc", []interceptor.Option{interceptor.WithMeterProvider(mp)})
+	e.seed(rule(0))
+	e.srv.SetDenyStaleEtagInOperation(true)
+	e.srv.ConcurrentWriteNext(iamtest.MethodUpdatePolicy, 2)
+	if _, err := e.u.Update(context.Background(), policyName, deny.AddRule(rule(1))); err != nil {
 		t.Fatal(err)
 	}
 	var rm metricdata.ResourceMetrics

@@ -63,51 +63,51 @@ func TestSameFailureSameAnswer(t *testing.T) {
 	type scenario struct {
 		name  string
 		opts  []deny.Option
-		setup func(g *rig)
+		setup func(e *env)
 		// cancelAt cancels ctx just before the n-th call (0: never); ended
 		// cancels it before the Update.
 		cancelAt int
 		ended    bool
 	}
 	scenarios := []scenario{
-		{name: "absent policy", setup: func(*rig) {}},
-		{name: "permission denied read", setup: func(g *rig) {
-			g.seed(rule(0))
-			g.srv.FailNextWith(iamtest.MethodGetPolicy, 1, iamtest.PermissionDeniedError("iam.denypolicies.get", policyName))
+		{name: "absent policy", setup: func(*env) {}},
+		{name: "permission denied read", setup: func(e *env) {
+			e.seed(rule(0))
+			e.srv.FailNextWith(iamtest.MethodGetPolicy, 1, iamtest.PermissionDeniedError("iam.denypolicies.get", policyName))
 		}},
-		{name: "invalid write", setup: func(g *rig) {
-			g.seed(rule(0))
-			g.srv.FailNext(iamtest.MethodUpdatePolicy, 1, grpccodes.InvalidArgument)
+		{name: "invalid write", setup: func(e *env) {
+			e.seed(rule(0))
+			e.srv.FailNext(iamtest.MethodUpdatePolicy, 1, grpccodes.InvalidArgument)
 		}},
-		{name: "failed precondition, etag unmoved", setup: func(g *rig) {
-			g.seed(rule(0))
-			g.srv.FailNext(iamtest.MethodUpdatePolicy, 1, grpccodes.FailedPrecondition)
+		{name: "failed precondition, etag unmoved", setup: func(e *env) {
+			e.seed(rule(0))
+			e.srv.FailNext(iamtest.MethodUpdatePolicy, 1, grpccodes.FailedPrecondition)
 		}},
-		{name: "outage past the attempt cap", setup: func(g *rig) {
-			g.seed(rule(0))
-			g.srv.FailNext(iamtest.MethodGetPolicy, 5, grpccodes.Unavailable)
+		{name: "outage past the attempt cap", setup: func(e *env) {
+			e.seed(rule(0))
+			e.srv.FailNext(iamtest.MethodGetPolicy, 5, grpccodes.Unavailable)
 		}},
-		{name: "operation fails", setup: func(g *rig) {
-			g.seed(rule(0))
-			g.srv.SetDenyOperationDelay(1)
-			g.srv.FailNext(iamtest.MethodGetOperation, 1, grpccodes.PermissionDenied)
+		{name: "operation fails", setup: func(e *env) {
+			e.seed(rule(0))
+			e.srv.SetDenyOperationDelay(1)
+			e.srv.FailNext(iamtest.MethodGetOperation, 1, grpccodes.PermissionDenied)
 		}},
-		{name: "ended before", setup: func(g *rig) { g.seed(rule(0)) }, ended: true},
-		{name: "cancelled during the read", setup: func(g *rig) { g.seed(rule(0)) }, cancelAt: 1},
-		{name: "cancelled during the write", setup: func(g *rig) { g.seed(rule(0)) }, cancelAt: 2},
+		{name: "ended before", setup: func(e *env) { e.seed(rule(0)) }, ended: true},
+		{name: "cancelled during the read", setup: func(e *env) { e.seed(rule(0)) }, cancelAt: 1},
+		{name: "cancelled during the write", setup: func(e *env) { e.seed(rule(0)) }, cancelAt: 2},
 	}
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {
 			var got [2]outcome
 			for i, tr := range transports {
-				g := newRig(t, tr, []interceptor.Option{interceptor.WithMaxAttempts(3)}, sc.opts...)
-				sc.setup(g)
-				g.srv.ResetCalls()
+				e := newEnv(t, tr, []interceptor.Option{interceptor.WithMaxAttempts(3)}, sc.opts...)
+				sc.setup(e)
+				e.srv.ResetCalls()
 				ctx, cancel := context.WithCancel(context.Background())
-				u := g.u
+				u := e.u
 				if sc.cancelAt > 0 {
 					var err error
-					u, err = deny.NewUpdater(&cancelBefore{Client: g.c, n: sc.cancelAt, cancel: cancel}, g.r)
+					u, err = deny.NewUpdater(&cancelBefore{Client: e.c, n: sc.cancelAt, cancel: cancel}, e.r)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -121,7 +121,7 @@ func TestSameFailureSameAnswer(t *testing.T) {
 					t.Fatalf("%s: no error", tr)
 				}
 				o := outcome{status: status.Code(err), codeOf: codes.CodeOf(err), canceled: errors.Is(err, context.Canceled)}
-				for _, c := range g.srv.Calls() {
+				for _, c := range e.srv.Calls() {
 					o.calls = append(o.calls, fmt.Sprintf("%s:%v", c.Method, c.Code))
 				}
 				got[i] = o

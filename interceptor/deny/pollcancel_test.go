@@ -75,8 +75,8 @@ func TestCancelledDuringPoll(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			g := &rig{srv: srv}
-			g.seed(rule(0))
+			e := &env{srv: srv}
+			e.seed(rule(0))
 			srv.SetDenyOperationDelay(time.Minute)
 			srv.ResetCalls()
 			_, err = u.Update(ctx, policyName, deny.AddRule(rule(1)))

@@ -75,23 +75,23 @@ var badPermissions = map[string]string{
 // principals and permissions are refused by AddRule and RemoveRule alike,
 // before any call, INVALID_ARGUMENT naming the value and what is wrong.
 func TestRuleValidation(t *testing.T) {
-	g := newRig(t, "grpc", nil)
-	g.seed(rule(0))
+	e := newEnv(t, "grpc", nil)
+	e.seed(rule(0))
 	ctx := context.Background()
 	good := deny.Rule{DeniedPrincipals: goodPrincipals, ExceptionPrincipals: goodPrincipals[1:],
 		DeniedPermissions: goodPermissions, ExceptionPermissions: goodPermissions[:1]}
-	if _, err := g.u.Update(ctx, policyName, deny.AddRule(good)); err != nil {
+	if _, err := e.u.Update(ctx, policyName, deny.AddRule(good)); err != nil {
 		t.Fatalf("documented forms refused: %v", err)
 	}
-	if g.count(good) != 1 {
+	if e.count(good) != 1 {
 		t.Fatal("the rule was not added")
 	}
-	g.srv.ResetCalls()
+	e.srv.ResetCalls()
 
 	refused := func(t *testing.T, r deny.Rule, want ...string) {
 		t.Helper()
 		for _, c := range []deny.Change{deny.AddRule(r), deny.RemoveRule(r)} {
-			_, err := g.u.Update(ctx, policyName, c)
+			_, err := e.u.Update(ctx, policyName, c)
 			if status.Code(err) != grpccodes.InvalidArgument {
 				t.Fatalf("%+v: %v, want INVALID_ARGUMENT", r, err)
 			}
@@ -120,17 +120,17 @@ func TestRuleValidation(t *testing.T) {
 		"user:a@example.com", "group:b@example.com", "iam.roles.delete")
 
 	for _, bad := range [][]deny.Change{nil, {{}}} {
-		if _, err := g.u.Update(ctx, policyName, bad...); status.Code(err) != grpccodes.InvalidArgument {
+		if _, err := e.u.Update(ctx, policyName, bad...); status.Code(err) != grpccodes.InvalidArgument {
 			t.Fatalf("changes %v: %v, want INVALID_ARGUMENT", bad, err)
 		}
 	}
 	for _, name := range []string{"", "policies/x/denypolicies", "policies/cloudresourcemanager.googleapis.com/projects/p/denypolicies/x", "projects/p/denypolicies/x"} {
-		_, err := g.u.Update(ctx, name, deny.AddRule(rule(1)))
+		_, err := e.u.Update(ctx, name, deny.AddRule(rule(1)))
 		if status.Code(err) != grpccodes.InvalidArgument || !strings.Contains(err.Error(), "policies/{attachment_point}/denypolicies/{policy_id}") {
 			t.Fatalf("name %q: %v", name, err)
 		}
 	}
-	if n := g.srv.CountCalls(iamtest.AnyMethod); n != 0 {
+	if n := e.srv.CountCalls(iamtest.AnyMethod); n != 0 {
 		t.Fatalf("%d calls made for refused input, want 0", n)
 	}
 }

@@ -45,15 +45,15 @@ func TestPerAttemptTimeoutBoundsTheWait(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		g := &rig{srv: srv}
-		g.seed(rule(0))
+		e := &env{srv: srv}
+		e.seed(rule(0))
 		srv.SetDenyOperationDelay(time.Minute)
 		start := time.Now()
 		if _, err := u.Update(ctx, policyName, deny.AddRule(rule(1))); err != nil {
 			t.Fatal(err)
 		}
-		if g.count(rule(1)) != 1 {
-			t.Fatalf("rule %d times", g.count(rule(1)))
+		if e.count(rule(1)) != 1 {
+			t.Fatalf("rule %d times", e.count(rule(1)))
 		}
 		if n := srv.CountCalls(iamtest.MethodUpdatePolicy); n < 2 {
 			t.Fatalf("%d UpdatePolicy calls: no wait was cut off", n)

@@ -22,8 +22,8 @@ import (
 func TestAddAndRemoveRules(t *testing.T) {
 	for _, tr := range transports {
 		t.Run(tr, func(t *testing.T) {
-			g := newRig(t, tr, nil)
-			g.seed(rule(0))
+			e := newEnv(t, tr, nil)
+			e.seed(rule(0))
 			ctx := context.Background()
 			b := deny.Rule{
 				Description:          "no role deletion",
@@ -33,40 +33,40 @@ func TestAddAndRemoveRules(t *testing.T) {
 				ExceptionPermissions: []string{"iam.googleapis.com/roles.update"},
 				Condition:            &expr.Expr{Expression: `resource.matchTag("12345/env", "prod")`},
 			}
-			p, err := g.u.Update(ctx, policyName, deny.AddRule(b))
+			p, err := e.u.Update(ctx, policyName, deny.AddRule(b))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(p.GetRules()) != 2 || g.count(b) != 1 || g.count(rule(0)) != 1 || p.GetDisplayName() != "guardrails" {
+			if len(p.GetRules()) != 2 || e.count(b) != 1 || e.count(rule(0)) != 1 || p.GetDisplayName() != "guardrails" {
 				t.Fatalf("after add: %v", p)
 			}
-			writes := g.srv.CountCalls(iamtest.MethodUpdatePolicy)
+			writes := e.srv.CountCalls(iamtest.MethodUpdatePolicy)
 
 			again := b
 			again.DeniedPrincipals = []string{"principal://goog/subject/bob@example.com", "principalSet://goog/group/contractors@example.com", "principal://goog/subject/bob@example.com"}
 			again.DeniedPermissions = []string{"iam.googleapis.com/roles.update", "iam.googleapis.com/roles.delete"}
 			again.Condition = &expr.Expr{Expression: `resource.matchTag("12345/env", "prod")`}
-			if _, err := g.u.Update(ctx, policyName, deny.AddRule(again), deny.RemoveRule(rule(7))); err != nil {
+			if _, err := e.u.Update(ctx, policyName, deny.AddRule(again), deny.RemoveRule(rule(7))); err != nil {
 				t.Fatal(err)
 			}
-			if n := g.srv.CountCalls(iamtest.MethodUpdatePolicy); n != writes {
+			if n := e.srv.CountCalls(iamtest.MethodUpdatePolicy); n != writes {
 				t.Fatalf("adding a rule that is there (lists as sets) wrote: %d UpdatePolicy calls, want %d", n, writes)
 			}
 
 			other := b
 			other.Condition = nil // another rule: the conditions differ
-			if _, err := g.u.Update(ctx, policyName, deny.AddRule(other)); err != nil {
+			if _, err := e.u.Update(ctx, policyName, deny.AddRule(other)); err != nil {
 				t.Fatal(err)
 			}
-			if g.count(other) != 1 || g.count(b) != 1 {
+			if e.count(other) != 1 || e.count(b) != 1 {
 				t.Fatal("a rule differing in its condition alone was not added beside the first")
 			}
 
-			p, err = g.u.Update(ctx, policyName, deny.RemoveRule(again), deny.RemoveRule(other))
+			p, err = e.u.Update(ctx, policyName, deny.RemoveRule(again), deny.RemoveRule(other))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(p.GetRules()) != 1 || g.count(rule(0)) != 1 {
+			if len(p.GetRules()) != 1 || e.count(rule(0)) != 1 {
 				t.Fatalf("after remove: %v", p)
 			}
 		})
@@ -80,27 +80,27 @@ func TestAddAndRemoveRules(t *testing.T) {
 func TestFaultsAndLostAnswers(t *testing.T) {
 	for _, tr := range transports {
 		t.Run(tr, func(t *testing.T) {
-			g := newRig(t, tr, nil)
-			g.seed(rule(0))
-			g.srv.FailNext(iamtest.MethodGetPolicy, 1, grpccodes.Unavailable)
-			g.srv.FailNext(iamtest.MethodUpdatePolicy, 1, grpccodes.Internal)
-			g.srv.LoseNextAnswers(iamtest.MethodUpdatePolicy, 1)
-			if _, err := g.u.Update(context.Background(), policyName, deny.AddRule(rule(1))); err != nil {
+			e := newEnv(t, tr, nil)
+			e.seed(rule(0))
+			e.srv.FailNext(iamtest.MethodGetPolicy, 1, grpccodes.Unavailable)
+			e.srv.FailNext(iamtest.MethodUpdatePolicy, 1, grpccodes.Internal)
+			e.srv.LoseNextAnswers(iamtest.MethodUpdatePolicy, 1)
+			if _, err := e.u.Update(context.Background(), policyName, deny.AddRule(rule(1))); err != nil {
 				t.Fatal(err)
 			}
-			if g.count(rule(1)) != 1 {
-				t.Fatalf("rule written %d times", g.count(rule(1)))
+			if e.count(rule(1)) != 1 {
+				t.Fatalf("rule written %d times", e.count(rule(1)))
 			}
 			var seq []string
-			for _, c := range g.srv.Calls() {
+			for _, c := range e.srv.Calls() {
 				seq = append(seq, string(c.Method[len("/google.iam.v2.Policies/"):])+":"+c.Code.String())
 			}
 			want := []string{"GetPolicy:Unavailable", "GetPolicy:OK", "UpdatePolicy:Internal", "GetPolicy:OK", "UpdatePolicy:Unavailable", "GetPolicy:OK"}
 			if !slices.Equal(seq, want) {
 				t.Fatalf("calls %v, want %v", seq, want)
 			}
-			if g.applied(iamtest.MethodUpdatePolicy) != 1 {
-				t.Fatalf("%d UpdatePolicy calls applied, want 1", g.applied(iamtest.MethodUpdatePolicy))
+			if e.applied(iamtest.MethodUpdatePolicy) != 1 {
+				t.Fatalf("%d UpdatePolicy calls applied, want 1", e.applied(iamtest.MethodUpdatePolicy))
 			}
 		})
 	}
@@ -114,34 +114,34 @@ func TestFaultsAndLostAnswers(t *testing.T) {
 func TestOperationDelay(t *testing.T) {
 	for _, tr := range transports {
 		t.Run(tr, func(t *testing.T) {
-			g := newRig(t, tr, nil)
-			g.seed(rule(0))
-			g.srv.SetDenyOperationDelay(45 * time.Second)
-			start := g.clock.Now()
-			p, err := g.u.Update(context.Background(), policyName, deny.AddRule(rule(1)))
+			e := newEnv(t, tr, nil)
+			e.seed(rule(0))
+			e.srv.SetDenyOperationDelay(45 * time.Second)
+			start := e.clock.Now()
+			p, err := e.u.Update(context.Background(), policyName, deny.AddRule(rule(1)))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if g.count(rule(1)) != 1 || len(p.GetRules()) != 2 {
+			if e.count(rule(1)) != 1 || len(p.GetRules()) != 2 {
 				t.Fatalf("policy %v", p)
 			}
-			if d := g.clock.Since(start); d < 45*time.Second || d > 65*time.Second {
+			if d := e.clock.Since(start); d < 45*time.Second || d > 65*time.Second {
 				t.Fatalf("took %v of virtual time, want the 45 s of the operation and at most one poll interval more", d)
 			}
 			// Polls at 0, 1, 3, 7, 15, 31, 63 s: the last finds it done.
-			if n := g.srv.CountCalls(iamtest.MethodGetOperation); n != 7 {
+			if n := e.srv.CountCalls(iamtest.MethodGetOperation); n != 7 {
 				t.Fatalf("%d polls, want 7", n)
 			}
 
-			g.srv.ResetCalls()
-			g.srv.FailNext(iamtest.MethodGetOperation, 1, grpccodes.Unavailable)
-			if _, err := g.u.Update(context.Background(), policyName, deny.AddRule(rule(2))); err != nil {
+			e.srv.ResetCalls()
+			e.srv.FailNext(iamtest.MethodGetOperation, 1, grpccodes.Unavailable)
+			if _, err := e.u.Update(context.Background(), policyName, deny.AddRule(rule(2))); err != nil {
 				t.Fatal(err)
 			}
-			if g.count(rule(2)) != 1 {
-				t.Fatalf("rule written %d times", g.count(rule(2)))
+			if e.count(rule(2)) != 1 {
+				t.Fatalf("rule written %d times", e.count(rule(2)))
 			}
-			if n := g.srv.CountCalls(iamtest.MethodUpdatePolicy); n != 2 {
+			if n := e.srv.CountCalls(iamtest.MethodUpdatePolicy); n != 2 {
 				t.Fatalf("%d UpdatePolicy calls, want 2 (the first's poll failed)", n)
 			}
 		})
@@ -155,22 +155,22 @@ func TestStaleEtagInOperation(t *testing.T) {
 	for _, tr := range transports {
 		for _, code := range []grpccodes.Code{grpccodes.Aborted, grpccodes.FailedPrecondition} {
 			t.Run(tr+"/"+code.String(), func(t *testing.T) {
-				g := newRig(t, tr, nil)
-				g.seed(rule(0))
-				g.srv.SetDenyStaleEtagInOperation(true)
-				g.srv.SetStaleEtagCode(code)
-				g.srv.ConcurrentWriteNext(iamtest.MethodUpdatePolicy, 1)
-				if _, err := g.u.Update(context.Background(), policyName, deny.AddRule(rule(1))); err != nil {
+				e := newEnv(t, tr, nil)
+				e.seed(rule(0))
+				e.srv.SetDenyStaleEtagInOperation(true)
+				e.srv.SetStaleEtagCode(code)
+				e.srv.ConcurrentWriteNext(iamtest.MethodUpdatePolicy, 1)
+				if _, err := e.u.Update(context.Background(), policyName, deny.AddRule(rule(1))); err != nil {
 					t.Fatal(err)
 				}
-				if g.count(rule(1)) != 1 || g.count(rule(0)) != 1 {
+				if e.count(rule(1)) != 1 || e.count(rule(0)) != 1 {
 					t.Fatal("a change was lost or doubled")
 				}
-				g.mu.Lock()
-				defer g.mu.Unlock()
-				if len(g.attempts) == 0 || g.attempts[0].Class != codes.Conflict || status.Code(g.attempts[0].Err) != grpccodes.Aborted ||
-					g.attempts[0].Method != deny.UpdateMethod || g.attempts[0].Resource != policyName {
-					t.Fatalf("attempts %+v, want a conflict first", g.attempts)
+				e.mu.Lock()
+				defer e.mu.Unlock()
+				if len(e.attempts) == 0 || e.attempts[0].Class != codes.Conflict || status.Code(e.attempts[0].Err) != grpccodes.Aborted ||
+					e.attempts[0].Method != deny.UpdateMethod || e.attempts[0].Resource != policyName {
+					t.Fatalf("attempts %+v, want a conflict first", e.attempts)
 				}
 			})
 		}
@@ -182,16 +182,16 @@ func TestStaleEtagInOperation(t *testing.T) {
 func TestStaleEtagAtTheCall(t *testing.T) {
 	for _, tr := range transports {
 		t.Run(tr, func(t *testing.T) {
-			g := newRig(t, tr, nil)
-			g.seed(rule(0))
-			g.srv.ConcurrentWriteNext(iamtest.MethodUpdatePolicy, 2)
-			if _, err := g.u.Update(context.Background(), policyName, deny.AddRule(rule(1))); err != nil {
+			e := newEnv(t, tr, nil)
+			e.seed(rule(0))
+			e.srv.ConcurrentWriteNext(iamtest.MethodUpdatePolicy, 2)
+			if _, err := e.u.Update(context.Background(), policyName, deny.AddRule(rule(1))); err != nil {
 				t.Fatal(err)
 			}
-			if g.count(rule(1)) != 1 {
+			if e.count(rule(1)) != 1 {
 				t.Fatal("the rule did not land once")
 			}
-			if n := g.srv.CountCalls(iamtest.MethodGetPolicy); n != 3 {
+			if n := e.srv.CountCalls(iamtest.MethodGetPolicy); n != 3 {
 				t.Fatalf("%d reads, want 3 (one per attempt)", n)
 			}
 		})

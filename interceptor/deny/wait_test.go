@@ -24,15 +24,15 @@ import (
 func TestPollWaitNeverPassesTheContextDeadline(t *testing.T) {
 	for _, tr := range transports {
 		t.Run(tr, func(t *testing.T) {
-			g := newRig(t, tr, nil)
-			g.seed(rule(0))
-			g.srv.SetDenyOperationDelay(10 * time.Minute)
+			e := newEnv(t, tr, nil)
+			e.seed(rule(0))
+			e.srv.SetDenyOperationDelay(10 * time.Minute)
 			const limit = 20 * time.Second
-			ctx, cancel := context.WithDeadline(context.Background(), g.clock.Now().Add(limit))
+			ctx, cancel := context.WithDeadline(context.Background(), e.clock.Now().Add(limit))
 			defer cancel()
-			start := g.clock.Now()
-			_, err := g.u.Update(ctx, policyName, deny.AddRule(rule(1)))
-			if d := g.clock.Since(start); d > limit {
+			start := e.clock.Now()
+			_, err := e.u.Update(ctx, policyName, deny.AddRule(rule(1)))
+			if d := e.clock.Since(start); d > limit {
 				t.Fatalf("the Update ran %v of the clock, past ctx's %v deadline (err %v)", d, limit, err)
 			}
 			if !isCode(err, grpccodes.DeadlineExceeded) || status.Code(err) != grpccodes.DeadlineExceeded {
@@ -66,17 +66,17 @@ func TestCancelledDuringPollWait(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			clock := iamtest.NewVirtualClock(time.Now())
-			g := newRig(t, tr, []interceptor.Option{interceptor.WithClock(&cancelOnSleep{Clock: clock, cancel: cancel})})
-			g.seed(rule(0))
-			g.srv.SetDenyOperationDelay(time.Minute)
-			_, err := g.u.Update(ctx, policyName, deny.AddRule(rule(1)))
+			e := newEnv(t, tr, []interceptor.Option{interceptor.WithClock(&cancelOnSleep{Clock: clock, cancel: cancel})})
+			e.seed(rule(0))
+			e.srv.SetDenyOperationDelay(time.Minute)
+			_, err := e.u.Update(ctx, policyName, deny.AddRule(rule(1)))
 			if !errors.Is(err, context.Canceled) || status.Code(err) != grpccodes.Canceled || !isCode(err, grpccodes.Canceled) {
 				t.Fatalf("err %v (status.Code %v), want CANCELED wrapping context.Canceled", err, status.Code(err))
 			}
-			if n := g.srv.CountCalls(iamtest.MethodGetOperation); n != 1 {
+			if n := e.srv.CountCalls(iamtest.MethodGetOperation); n != 1 {
 				t.Fatalf("%d polls, want 1 (the one before the wait)", n)
 			}
-			if n := g.srv.CountCalls(iamtest.MethodUpdatePolicy); n != 1 {
+			if n := e.srv.CountCalls(iamtest.MethodUpdatePolicy); n != 1 {
 				t.Fatalf("%d writes, want 1", n)
 			}
 		})

@@ -8,8 +8,8 @@ import (
 	"google.golang.org/grpc/codes"
 )
 
-// AttemptHeader is the incoming metadata key whose value Call.Attempt records.
-const AttemptHeader = "x-retry-attempt"
+// attemptHeader is the incoming metadata key whose value Call.Attempt records.
+const attemptHeader = "x-retry-attempt"
 
 // Call is one call the fake received, as recorded in its call log.
 type Call struct {

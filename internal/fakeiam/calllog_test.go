@@ -17,9 +17,9 @@ func TestCallLog(t *testing.T) {
 	f.get(t)
 	f.clock.Advance(time.Second)
 	f.srv.FailNext(MethodGetIamPolicy, 1, codes.Unavailable)
-	ctx := metadata.AppendToOutgoingContext(context.Background(), AttemptHeader, "2")
+	ctx := metadata.AppendToOutgoingContext(context.Background(), attemptHeader, "2")
 	_, _ = f.policy.GetIamPolicy(ctx, &iampb.GetIamPolicyRequest{Resource: "projects/f"})
-	ctx = metadata.AppendToOutgoingContext(context.Background(), AttemptHeader, "3")
+	ctx = metadata.AppendToOutgoingContext(context.Background(), attemptHeader, "3")
 	_, _ = f.policy.SetIamPolicy(ctx, &iampb.SetIamPolicyRequest{Resource: "projects/f", Policy: &iampb.Policy{}})
 
 	want := []Call{

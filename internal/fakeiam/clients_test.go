@@ -27,7 +27,7 @@ func TestRealClients(t *testing.T) {
 	var seen []string
 	tag := grpc.WithChainUnaryInterceptor(func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
 		seen = append(seen, method)
-		return invoker(metadata.AppendToOutgoingContext(ctx, AttemptHeader, "1"), method, req, reply, cc, opts...)
+		return invoker(metadata.AppendToOutgoingContext(ctx, attemptHeader, "1"), method, req, reply, cc, opts...)
 	})
 	withTag := append(srv.ClientOptions(), option.WithGRPCDialOption(tag))
 
@@ -101,7 +101,7 @@ func TestRealClients(t *testing.T) {
 func TestGAPICRetriesCanBeTurnedOff(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	srv := Start(t)
+	srv := startTest(t)
 	ac, err := admin.NewIamClient(ctx, srv.ClientOptions()...)
 	if err != nil {
 		t.Fatal(err)

@@ -99,7 +99,8 @@
 // options that point any cloud.google.com/go client at the in-memory listener
 // (starting it if needed); Dial returns a raw *grpc.ClientConn to it; Serve
 // serves a real listener. Close stops everything and leaves no goroutine
-// behind. Start does New, StartBufconn and tb.Cleanup(Close) in one call.
+// behind. The package's own tests use startTest (New, StartBufconn and
+// tb.Cleanup(Close) in one call).
 //
 // The GAPIC clients retry some codes on their own (the admin client retries
 // UNAVAILABLE with backoff, on real timers). A test of another retry layer

@@ -27,7 +27,7 @@ func Example() {
 	retry := func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
 		var err error
 		for n := 1; n <= 3; n++ {
-			actx := metadata.AppendToOutgoingContext(ctx, fakeiam.AttemptHeader, fmt.Sprint(n))
+			actx := metadata.AppendToOutgoingContext(ctx, "x-retry-attempt", fmt.Sprint(n))
 			if err = invoker(actx, method, req, reply, cc, opts...); status.Code(err) != codes.Unavailable {
 				return err
 			}

@@ -36,7 +36,7 @@ func newClients(t *testing.T, opts ...Option) *clients {
 	t.Helper()
 	ctx := context.Background()
 	clock := newManualClock()
-	srv := Start(t, append([]Option{WithClock(clock.Now)}, opts...)...)
+	srv := startTest(t, append([]Option{WithClock(clock.Now)}, opts...)...)
 	ac, err := admin.NewIamClient(ctx, srv.ClientOptions()...)
 	if err != nil {
 		t.Fatal(err)

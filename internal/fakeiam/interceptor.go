@@ -57,7 +57,7 @@ func (s *Server) intercept(ctx context.Context, req any, info *grpc.UnaryServerI
 // attemptOf reads the x-retry-attempt incoming metadata value.
 func attemptOf(ctx context.Context) string {
 	md, _ := metadata.FromIncomingContext(ctx)
-	if v := md.Get(AttemptHeader); len(v) > 0 {
+	if v := md.Get(attemptHeader); len(v) > 0 {
 		return v[0]
 	}
 	return ""

@@ -272,13 +272,13 @@ func (h *restHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // callREST answers the JSON of what call answers for req, run as the gRPC
-// method through the fault layer and the call log, with r's AttemptHeader
+// method through the fault layer and the call log, with r's attemptHeader
 // passed on as incoming metadata. On an error it writes the REST error to w
 // and answers false.
 func (s *Server) callREST(w http.ResponseWriter, r *http.Request, method string, req any, call grpc.UnaryHandler) ([]byte, bool) {
 	ctx := r.Context()
-	if v := r.Header.Get(AttemptHeader); v != "" {
-		ctx = metadata.NewIncomingContext(ctx, metadata.Pairs(AttemptHeader, v))
+	if v := r.Header.Get(attemptHeader); v != "" {
+		ctx = metadata.NewIncomingContext(ctx, metadata.Pairs(attemptHeader, v))
 	}
 	resp, err := s.intercept(ctx, req, &grpc.UnaryServerInfo{FullMethod: method}, call)
 	if err != nil {
@@ -417,7 +417,7 @@ func writeRESTError(w http.ResponseWriter, err error) {
 		Status  string            `json:"status"`
 		Details []json.RawMessage `json:"details,omitempty"`
 	}
-	code := HTTPStatus(st.Code())
+	code := httpStatus(st.Code())
 	out, _ := json.Marshal(struct {
 		Error body `json:"error"`
 	}{body{Code: code, Message: st.Message(), Status: restStatusName(st.Code()), Details: details,
@@ -478,9 +478,9 @@ func restStatusName(c codes.Code) string {
 	return strings.ToUpper(b.String())
 }
 
-// HTTPStatus is the HTTP status Google's REST APIs answer for a gRPC code
+// httpStatus is the HTTP status Google's REST APIs answer for a gRPC code
 // (the mapping of google/rpc/code.proto).
-func HTTPStatus(c codes.Code) int {
+func httpStatus(c codes.Code) int {
 	switch c {
 	case codes.OK:
 		return 200

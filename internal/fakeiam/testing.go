@@ -1,16 +1,16 @@
 package fakeiam
 
-// TB is the part of testing.TB that Start uses; *testing.T and *testing.B
+// testingTB is the part of testing.TB that startTest uses; *testing.T and *testing.B
 // satisfy it.
-type TB interface {
+type testingTB interface {
 	Helper()
 	Fatalf(format string, args ...any)
 	Cleanup(func())
 }
 
-// Start is New plus StartBufconn for tests: it fails tb if the in-memory
+// startTest is New plus StartBufconn for tests: it fails tb if the in-memory
 // listener cannot start and registers Close with tb.Cleanup.
-func Start(tb TB, opts ...Option) *Server {
+func startTest(tb testingTB, opts ...Option) *Server {
 	tb.Helper()
 	s := New(opts...)
 	tb.Cleanup(s.Close)
