@@ -9,10 +9,18 @@ CLI := cmd/iamretry
 
 all: lint test
 
-## test: every test of both modules, race detector on, nothing cached.
+## test: every test of both modules, race detector on, nothing cached. The
+## two modules run side by side (the CLI's tests wait on child processes
+## much of the time); each one's output is printed whole when it ends, and
+## the target fails when either fails.
 test:
-	$(GO) test -race -count=1 ./...
-	$(GO) -C $(CLI) test -race -count=1 ./...
+	@lib=$$(mktemp); cli=$$(mktemp); \
+	( $(GO) test -race -count=1 ./... >$$lib 2>&1; echo $$? >$$lib.rc ) & \
+	( $(GO) -C $(CLI) test -race -count=1 ./... >$$cli 2>&1; echo $$? >$$cli.rc ) & \
+	wait; \
+	echo "$(GO) test -race -count=1 ./..."; cat $$lib; \
+	echo "$(GO) -C $(CLI) test -race -count=1 ./..."; cat $$cli; \
+	rc=$$(( $$(cat $$lib.rc) | $$(cat $$cli.rc) )); rm -f $$lib $$lib.rc $$cli $$cli.rc; exit $$rc
 
 ## demo: the main job on the built-in fake server (no credentials, no network).
 demo:

@@ -41,6 +41,7 @@ func aliasBomb(n int, member string) string {
 // says so, without the work (or the memory, or the millions of error
 // lines) of the expansion.
 func TestApplyFileAliasExpansionBounded(t *testing.T) {
+	t.Parallel() // its own fake-server process and files
 	for _, c := range []struct{ name, member string }{
 		{"valid grants", "user:a@example.com"},
 		{"invalid grants", "usr:a@example.com"}, // one error per expanded grant
@@ -72,6 +73,7 @@ func TestApplyFileAliasExpansionBounded(t *testing.T) {
 // TestApplyFileAliasesWithinReason: a grant list shared by a few resources
 // through an alias is still accepted.
 func TestApplyFileAliasesWithinReason(t *testing.T) {
+	t.Parallel() // its own fake-server process and files
 	f, err := parseApplyFile("ok.yaml", strings.NewReader(aliasBomb(20, "user:a@example.com")), transportGRPC)
 	if err != nil {
 		t.Fatal(err)
@@ -84,6 +86,7 @@ func TestApplyFileAliasesWithinReason(t *testing.T) {
 // TestApplyFileBillionLaughs: the classic bomb, nested aliases of lists,
 // anywhere in the file, is refused without expanding it.
 func TestApplyFileBillionLaughs(t *testing.T) {
+	t.Parallel() // its own fake-server process and files
 	var b strings.Builder
 	b.WriteString("resources:\n  - resource: projects/p\n    add: &l0 [{role: roles/viewer, member: allUsers}]\n")
 	for i := 1; i <= 9; i++ {
@@ -126,6 +129,7 @@ func (e *endless) Read(p []byte) (int, error) {
 // once past a bound, with an error naming the bound, not read into memory
 // until the machine runs out.
 func TestApplyFileSizeBounded(t *testing.T) {
+	t.Parallel() // its own fake-server process and files
 	e := &endless{}
 	_, err := parseApplyFile("<stdin>", e, transportGRPC)
 	if err == nil || !strings.Contains(err.Error(), "larger than") {
@@ -139,6 +143,7 @@ func TestApplyFileSizeBounded(t *testing.T) {
 // TestApplyFileDeepNesting: nesting deeper than any schema is an error
 // with a line, not a stack overflow.
 func TestApplyFileDeepNesting(t *testing.T) {
+	t.Parallel() // its own fake-server process and files
 	for _, file := range []string{
 		"resources: " + strings.Repeat("[", 200000) + strings.Repeat("]", 200000) + "\n",
 		"resources:\n  - resource: projects/p\n    add:\n" + strings.Repeat("      - ", 1) + strings.Repeat("{a: ", 50000) + "b" + strings.Repeat("}", 50000) + "\n",
@@ -153,6 +158,7 @@ func TestApplyFileDeepNesting(t *testing.T) {
 // TestApplyFileUnicode: non-ASCII anywhere gets a clear error or goes
 // through as written, never a crash; a BOM-led file parses.
 func TestApplyFileUnicode(t *testing.T) {
+	t.Parallel() // its own fake-server process and files
 	for _, c := range []struct{ file, want string }{
 		{"\ufeffresources:\n  - {resource: projects/p, add: [{role: roles/viewer, member: allUsers}]}\n", ""},
 		{"resources:\n  - {resource: projects/p, add: [{role: roles/viewer, member: \"user:älice@exämple.com\"}]}\n", ""},
@@ -176,6 +182,7 @@ func TestApplyFileUnicode(t *testing.T) {
 // spellings of its name is refused like one listed twice: two Updaters on
 // one policy would race each other (and a plan would show it twice).
 func TestApplyFileOneResourceTwoSpellings(t *testing.T) {
+	t.Parallel() // its own fake-server process and files
 	const g = ", add: [{role: roles/viewer, member: allUsers}]}\n"
 	for _, pair := range [][2]string{
 		{"projects/p", "//cloudresourcemanager.googleapis.com/projects/p"},

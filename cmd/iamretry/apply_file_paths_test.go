@@ -8,6 +8,7 @@ import (
 // TestApplyFileOddPaths: -f naming a directory, or an endless device, is
 // bad input: exit 2 with an error naming the file, nothing sent.
 func TestApplyFileOddPaths(t *testing.T) {
+	t.Parallel() // its own fake-server process and files
 	dir := t.TempDir()
 	for _, c := range []struct{ path, want string }{
 		{dir, dir},

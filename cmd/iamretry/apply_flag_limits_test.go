@@ -9,6 +9,7 @@ import (
 // their ends are refused with exit 2 and an error naming the flag, before
 // any file is read.
 func TestApplyFlagExtremes(t *testing.T) {
+	t.Parallel() // its own fake-server process and files
 	for _, c := range []struct {
 		args []string
 		want string
@@ -44,6 +45,7 @@ func TestApplyFlagExtremes(t *testing.T) {
 // of resources starts one worker a resource (not a billion), and
 // --deadline 0 (until stopped) converges through faults.
 func TestApplyParallelHugeAndDeadlineZero(t *testing.T) {
+	t.Parallel() // its own fake-server process and files
 	fake := startFakeProc(t, "--fail-rate", "0.5", "--seed", "3")
 	file := "resources:\n"
 	for _, p := range []string{"a", "b", "c"} {

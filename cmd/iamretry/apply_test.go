@@ -274,6 +274,7 @@ const badApplyFile = `resources:
 // TestApplyBadFileExit2: every mistake of a file is reported at once, each
 // with FILE:LINE; the exit code is 2 and nothing reaches the server.
 func TestApplyBadFileExit2(t *testing.T) {
+	t.Parallel() // its own fake-server process and files
 	fake := startFakeProc(t)
 	path := writeTemp(t, "bad.yaml", badApplyFile)
 	r := applyProc(t, "", append([]string{"apply", "-f", path}, fake.grpcEP()...)...)
@@ -310,6 +311,7 @@ func TestApplyBadFileExit2(t *testing.T) {
 // TestApplyFileForms: JSON through the same schema (errors with lines),
 // stdin, syntax errors, and a second YAML document.
 func TestApplyFileForms(t *testing.T) {
+	t.Parallel() // its own fake-server process and files
 	fake := startFakeProc(t)
 	for _, c := range []struct {
 		name, file, want string
@@ -348,6 +350,7 @@ func TestApplyFileForms(t *testing.T) {
 
 // TestApplyUsage: flags are checked before the file is read.
 func TestApplyUsage(t *testing.T) {
+	t.Parallel() // its own fake-server process and files
 	for _, c := range []struct {
 		args []string
 		want string
@@ -397,6 +400,7 @@ const planFile = `resources:
 // and writes nothing; apply converges; a rerun writes nothing and says so;
 // members the file does not name are left alone.
 func TestApplyPlanApplyRerun(t *testing.T) {
+	t.Parallel() // its own fake-server process and files
 	for _, transport := range []string{"grpc", "rest"} {
 		t.Run(transport, func(t *testing.T) {
 			fake := startFakeProc(t)
@@ -483,6 +487,7 @@ func TestApplyPlanApplyRerun(t *testing.T) {
 // the server's error, in text and JSON, on both transports; the others
 // converge; the exit code is 1.
 func TestApplyFailuresExit1(t *testing.T) {
+	t.Parallel() // its own fake-server process and files
 	fake := startFakeProc(t)
 	path := writeTemp(t, "fail.yaml", `resources:
   - resource: projects/p1
@@ -528,6 +533,7 @@ func TestApplyFailuresExit1(t *testing.T) {
 // the writes losing their answer, every resource converges (exit 0), each
 // grant once; the retries are told on stderr; a rerun writes nothing.
 func TestApplyThroughFaults(t *testing.T) {
+	t.Parallel() // its own fake-server process and files
 	fake := startFakeProc(t, "--fail-rate", "0.3", "--codes", "UNAVAILABLE,INTERNAL,DEADLINE_EXCEEDED", "--lost-answer-rate", "0.3", "--seed", "7")
 	var b strings.Builder
 	b.WriteString("resources:\n")
@@ -581,6 +587,7 @@ func TestApplyThroughFaults(t *testing.T) {
 // the deadline and converges; with --retry-not-found=false it fails at
 // once with the server's error.
 func TestApplyWaitsForNewServiceAccount(t *testing.T) {
+	t.Parallel() // its own fake-server process and files
 	fake := startFakeProc(t, "--propagation", "1s")
 	conn, err := grpc.NewClient(fake.grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
