@@ -395,11 +395,22 @@ func (u *Updater) deliver(b *batch, ws []*waiter, out []outcome, err error, end 
 		w.finished = true
 		if w.panicked == nil && !w.goexit { // a panic is re-raised, not counted
 			// Before the caller has its result: its call is counted
-			// when Update returns.
-			u.r.RecordCall(w.ctx, UpdateMethod, w.ended(end, own))
+			// when Update returns. A panic in the MeterProvider is
+			// this caller's (it must not leave it waiting).
+			if p := u.record(w.ctx, w.ended(end, own)); p != nil {
+				w.panicked, w.pol, w.err = p, nil, nil
+			}
 		}
 		close(w.done)
 	}
+}
+
+// record records a call that ended as e, and returns what the
+// MeterProvider panicked with while doing so (nil: it did not).
+func (u *Updater) record(ctx context.Context, e interceptor.CallEnd) (panicked any) {
+	defer func() { panicked = recover() }()
+	u.r.RecordCall(ctx, UpdateMethod, e)
+	return nil
 }
 
 // ended is how w's call ended, its result set after the read-modify-write
