@@ -119,7 +119,10 @@ func (u *Updater) leave(resource string, w *waiter) (queued, ok bool) {
 	}
 	w.left = true
 	b := w.batch
-	u.countLeft(w, b)
+	end := leftEnd(w, b)
+	// The call is recorded once u.mu is let go: a panic in the
+	// MeterProvider reaches the caller and holds nobody else.
+	defer u.r.RecordCall(w.ctx, UpdateMethod, end)
 	if b == nil {
 		if q := u.queues[resource]; q != nil {
 			q.pending = slices.DeleteFunc(q.pending, func(x *waiter) bool { return x == w })
@@ -133,16 +136,16 @@ func (u *Updater) leave(resource string, w *waiter) (queued, ok bool) {
 	return false, true
 }
 
-// countLeft records the call of w, whose caller gave up (its context ended)
-// while w's change was queued (b nil) or in b: with the context's code, and
-// as a give-up (ContextDone) when the change had met a failure, here or in
-// a batch that handed it back. u.mu must be held.
-func (u *Updater) countLeft(w *waiter, b *batch) {
+// leftEnd is how the call of w ended, whose caller gave up (its context
+// ended) while w's change was queued (b nil) or in b: with the context's
+// code, and as a give-up (ContextDone) when the change had met a failure,
+// here or in a batch that handed it back. u.mu must be held.
+func leftEnd(w *waiter, b *batch) interceptor.CallEnd {
 	reason := interceptor.NotRetryable
 	if w.retries > 0 || (b != nil && b.t != nil && b.t.failed.Load()) {
 		reason = interceptor.ContextDone
 	}
-	u.r.RecordCall(w.ctx, UpdateMethod, interceptor.CallEnd{Err: w.ctx.Err(), Retries: w.retries, Waited: w.waited, Reason: reason})
+	return interceptor.CallEnd{Err: w.ctx.Err(), Retries: w.retries, Waited: w.waited, Reason: reason}
 }
 
 // drop counts one member fewer waiting on b (it left, or went back to the
