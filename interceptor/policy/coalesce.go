@@ -244,8 +244,11 @@ func (u *Updater) handBack(b *batch, ws []*waiter, solo bool, retries int, waite
 }
 
 // next takes the queued waiters as a batch: the first alone when it is
-// solo, else every one up to the first solo one; or it drops the queue and
-// returns nil when none is queued.
+// solo, else every one up to the first solo one or the first whose context
+// says otherwise about the 404 opt-in (RetryNotFoundContext: the batch runs
+// under its first caller's context values, so it holds only callers that
+// asked the same); or it drops the queue and returns nil when none is
+// queued.
 func (u *Updater) next(resource string, q *queue) *batch {
 	u.mu.Lock()
 	defer u.mu.Unlock()
@@ -254,8 +257,9 @@ func (u *Updater) next(resource string, q *queue) *batch {
 		return nil
 	}
 	n := 1
-	if !q.pending[0].solo {
-		for n < len(q.pending) && !q.pending[n].solo {
+	if first := q.pending[0]; !first.solo {
+		optIn := u.r.RetriesNotFound(first.ctx)
+		for n < len(q.pending) && !q.pending[n].solo && u.r.RetriesNotFound(q.pending[n].ctx) == optIn {
 			n++
 		}
 	}
