@@ -239,9 +239,9 @@ func checkChanges(name string, changes []Change) error {
 	for i, c := range changes {
 		switch {
 		case !c.set:
-			errs = append(errs, fmt.Errorf("change %d is the zero Change: make changes with AddRule or RemoveRule", i))
+			errs = append(errs, fmt.Errorf("change %d of %d is the zero Change: make changes with AddRule or RemoveRule", i+1, len(changes)))
 		case c.err != nil:
-			errs = append(errs, fmt.Errorf("change %d: %w", i, c.err))
+			errs = append(errs, fmt.Errorf("change %d of %d: %w", i+1, len(changes), c.err))
 		}
 	}
 	if len(errs) == 0 {

@@ -124,6 +124,11 @@ func TestRuleValidation(t *testing.T) {
 			t.Fatalf("changes %v: %v, want INVALID_ARGUMENT", bad, err)
 		}
 	}
+	// A bad change is counted from 1 ("N of M"), as policy's Mutations and
+	// role's Changes are.
+	if _, err := e.u.Update(ctx, policyName, deny.AddRule(rule(1)), deny.Change{}); !strings.Contains(err.Error(), "change 2 of 2 is the zero Change") {
+		t.Fatalf("a zero second change: %v; want it named change 2 of 2", err)
+	}
 	for _, name := range []string{"", "policies/x/denypolicies", "policies/cloudresourcemanager.googleapis.com/projects/p/denypolicies/x", "projects/p/denypolicies/x"} {
 		_, err := e.u.Update(ctx, name, deny.AddRule(rule(1)))
 		if status.Code(err) != grpccodes.InvalidArgument || !strings.Contains(err.Error(), "policies/{attachment_point}/denypolicies/{policy_id}") {

@@ -119,7 +119,10 @@ func (u *Updater) leave(resource string, w *waiter) (queued, ok bool) {
 	}
 	w.left = true
 	b := w.batch
-	u.countLeft(w, b)
+	end := leftEnd(w, b)
+	// The call is recorded once u.mu is let go: a panic in the
+	// MeterProvider reaches the caller and holds nobody else.
+	defer u.r.RecordCall(w.ctx, UpdateMethod, end)
 	if b == nil {
 		if q := u.queues[resource]; q != nil {
 			q.pending = slices.DeleteFunc(q.pending, func(x *waiter) bool { return x == w })
@@ -133,16 +136,16 @@ func (u *Updater) leave(resource string, w *waiter) (queued, ok bool) {
 	return false, true
 }
 
-// countLeft records the call of w, whose caller gave up (its context ended)
-// while w's change was queued (b nil) or in b: with the context's code, and
-// as a give-up (ContextDone) when the change had met a failure, here or in
-// a batch that handed it back. u.mu must be held.
-func (u *Updater) countLeft(w *waiter, b *batch) {
+// leftEnd is how the call of w ended, whose caller gave up (its context
+// ended) while w's change was queued (b nil) or in b: with the context's
+// code, and as a give-up (ContextDone) when the change had met a failure,
+// here or in a batch that handed it back. u.mu must be held.
+func leftEnd(w *waiter, b *batch) interceptor.CallEnd {
 	reason := interceptor.NotRetryable
 	if w.retries > 0 || (b != nil && b.t != nil && b.t.failed.Load()) {
 		reason = interceptor.ContextDone
 	}
-	u.r.RecordCall(w.ctx, UpdateMethod, interceptor.CallEnd{Err: w.ctx.Err(), Retries: w.retries, Waited: w.waited, Reason: reason})
+	return interceptor.CallEnd{Err: w.ctx.Err(), Retries: w.retries, Waited: w.waited, Reason: reason}
 }
 
 // drop counts one member fewer waiting on b (it left, or went back to the
@@ -241,8 +244,11 @@ func (u *Updater) handBack(b *batch, ws []*waiter, solo bool, retries int, waite
 }
 
 // next takes the queued waiters as a batch: the first alone when it is
-// solo, else every one up to the first solo one; or it drops the queue and
-// returns nil when none is queued.
+// solo, else every one up to the first solo one or the first whose context
+// says otherwise about the 404 opt-in (RetryNotFoundContext: the batch runs
+// under its first caller's context values, so it holds only callers that
+// asked the same); or it drops the queue and returns nil when none is
+// queued.
 func (u *Updater) next(resource string, q *queue) *batch {
 	u.mu.Lock()
 	defer u.mu.Unlock()
@@ -251,8 +257,9 @@ func (u *Updater) next(resource string, q *queue) *batch {
 		return nil
 	}
 	n := 1
-	if !q.pending[0].solo {
-		for n < len(q.pending) && !q.pending[n].solo {
+	if first := q.pending[0]; !first.solo {
+		optIn := u.r.RetriesNotFound(first.ctx)
+		for n < len(q.pending) && !q.pending[n].solo && u.r.RetriesNotFound(q.pending[n].ctx) == optIn {
 			n++
 		}
 	}
@@ -395,11 +402,22 @@ func (u *Updater) deliver(b *batch, ws []*waiter, out []outcome, err error, end 
 		w.finished = true
 		if w.panicked == nil && !w.goexit { // a panic is re-raised, not counted
 			// Before the caller has its result: its call is counted
-			// when Update returns.
-			u.r.RecordCall(w.ctx, UpdateMethod, w.ended(end, own))
+			// when Update returns. A panic in the MeterProvider is
+			// this caller's (it must not leave it waiting).
+			if p := u.record(w.ctx, w.ended(end, own)); p != nil {
+				w.panicked, w.pol, w.err = p, nil, nil
+			}
 		}
 		close(w.done)
 	}
+}
+
+// record records a call that ended as e, and returns what the
+// MeterProvider panicked with while doing so (nil: it did not).
+func (u *Updater) record(ctx context.Context, e interceptor.CallEnd) (panicked any) {
+	defer func() { panicked = recover() }()
+	u.r.RecordCall(ctx, UpdateMethod, e)
+	return nil
 }
 
 // ended is how w's call ended, its result set after the read-modify-write
