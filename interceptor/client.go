@@ -61,7 +61,7 @@ func NewClient[C any](ctx context.Context, r *Retrier, newClient func(context.Co
 		closeClient(v)
 		return zero, fmt.Errorf("iamretry: %s: %T is a REST client (its Connection() is nil): use NewRESTClient, whose RoundTripper retries REST requests", fn, c)
 	}
-	timeouts, err := wireGAX(fn, v, true)
+	timeouts, err := wireGAX(fn, v)
 	if err != nil {
 		closeClient(v)
 		return zero, err
@@ -137,7 +137,7 @@ func NewRESTClient[C any](ctx context.Context, r *Retrier, newClient func(contex
 		return zero, fmt.Errorf("iamretry: %s: %T is a gRPC client (its Connection() is not nil): use NewClient, which adds the interceptor", fn, c)
 	}
 	if _, ok := fieldOf(v, "CallOptions"); ok {
-		timeouts, err := wireGAX(fn, v, true)
+		timeouts, err := wireGAX(fn, v)
 		if err != nil {
 			closeClient(v)
 			return zero, err
@@ -258,9 +258,7 @@ func closeClient(v reflect.Value) {
 
 // fieldOf returns the exported field name of the struct v points to.
 func fieldOf(v reflect.Value, name string) (reflect.Value, bool) {
-	for v.Kind() == reflect.Interface && !v.IsNil() {
-		v = v.Elem()
-	}
+	v = dynamic(v)
 	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
 		return reflect.Value{}, false
 	}
@@ -273,12 +271,9 @@ func fieldOf(v reflect.Value, name string) (reflect.Value, bool) {
 
 // wireGAX turns gax's retries and timeouts off on the client v and on its
 // LROClient, and returns each method's gax timeout, by method name (the
-// CallOptions field, which is the gRPC method's name), when timeouts is set.
-func wireGAX(fn string, v reflect.Value, timeouts bool) (map[string]time.Duration, error) {
-	var out map[string]time.Duration
-	if timeouts {
-		out = map[string]time.Duration{}
-	}
+// CallOptions field, which is the gRPC method's name).
+func wireGAX(fn string, v reflect.Value) (map[string]time.Duration, error) {
+	out := map[string]time.Duration{}
 	co, ok := fieldOf(v, "CallOptions")
 	if !ok {
 		return nil, fmt.Errorf("iamretry: %s: %s has no exported CallOptions field: not a GAPIC client; wire it by hand (the interceptor as a dial option, or the RoundTripper)", fn, v.Type())
@@ -293,7 +288,7 @@ func wireGAX(fn string, v reflect.Value, timeouts bool) (map[string]time.Duratio
 				return nil, fmt.Errorf("iamretry: %s: %s.LROClient.CallOptions: %w", fn, v.Type(), err)
 			}
 			for k, d := range lout {
-				if out != nil && out[k] == 0 {
+				if out[k] == 0 {
 					out[k] = d
 				}
 			}
@@ -304,14 +299,11 @@ func wireGAX(fn string, v reflect.Value, timeouts bool) (map[string]time.Duratio
 
 // offGAX appends gax.WithRetry(nil) and gax.WithTimeout(0) to every method
 // of callOptions (a pointer to a struct of []gax.CallOption), recording
-// each method's timeout before in timeouts when it is not nil.
+// each method's timeout before in timeouts.
 func offGAX(callOptions any, timeouts map[string]time.Duration) error {
-	var seen func(string, []gax.CallOption)
-	if timeouts != nil {
-		seen = func(name string, opts []gax.CallOption) {
-			if d := gaxTimeout(opts); d > 0 {
-				timeouts[name] = d
-			}
+	seen := func(name string, opts []gax.CallOption) {
+		if d := gaxTimeout(opts); d > 0 {
+			timeouts[name] = d
 		}
 	}
 	typ, n, ok := appendGAX(callOptions, seen, gax.WithRetry(nil), gax.WithTimeout(0))

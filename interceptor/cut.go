@@ -6,7 +6,8 @@ import (
 	"time"
 
 	grpccodes "google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
+
+	"github.com/iamretry/iamretry/codes"
 )
 
 // maxShave bounds how early before an attempt's own deadline a server's
@@ -60,8 +61,10 @@ func (o ownDeadline) ranOut(ctx context.Context, err error) bool {
 	return !now.Before(o.at.Add(-o.shave)) && isDeadlineExceeded(err)
 }
 
-// isDeadlineExceeded reports whether err says a deadline passed: a gRPC
-// DEADLINE_EXCEEDED status, or a context's.
+// isDeadlineExceeded reports whether err says a deadline passed: a context's,
+// or DEADLINE_EXCEEDED as codes.CodeOf reads it (a gRPC status, a REST 504
+// or a JSON error body's status, as a Transact's Read or Write over a REST
+// client returns it).
 func isDeadlineExceeded(err error) bool {
-	return errors.Is(err, context.DeadlineExceeded) || status.Code(err) == grpccodes.DeadlineExceeded
+	return errors.Is(err, context.DeadlineExceeded) || codes.CodeOf(err) == grpccodes.DeadlineExceeded
 }

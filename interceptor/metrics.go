@@ -41,9 +41,11 @@ const otherMethod = "other"
 // (".../Svc/GetIamPolicy", SetIamPolicy, TestIamPermissions): the first
 // MaxMixinMethods distinct such methods get a value of their own, later
 // ones are recorded as "other", and so are names longer than
-// maxMethodName. The methods of the table, and policy.UpdateMethod, always
-// get their own. grpc.method thus takes at most len(table) + MaxMixinMethods
-// + 2 values, and every per-method map of the Retrier is as bounded.
+// maxMethodName. The methods of the table, and this library's
+// read-modify-writes (policy.UpdateMethod, role.UpdateMethod,
+// deny.UpdateMethod), always get their own. grpc.method thus takes at most
+// len(table) + MaxMixinMethods + 4 values (those three and "other"), and
+// every per-method map of the Retrier is as bounded.
 const MaxMixinMethods = 100
 
 // maxMethodName is the longest method name given a grpc.method value of its

@@ -24,9 +24,10 @@ func (r *Retrier) observe(ctx context.Context, a *Attempt) {
 // logging.Logger (adapters exist for log/slog, zap, zerolog, logrus, ...):
 // Info for a scheduled retry, a transient failure not retried as unsafe, and
 // a retried call that succeeded; Warn for a retryable failure given up
-// (deadline, attempt cap, budget, pushback, context ended during a wait);
-// Debug for a failure not retried by its nature (Permanent, Conflict, 404
-// without the opt-in, Disable(), the caller's context ended). Fields:
+// (deadline, attempt cap, budget, pushback, the caller's context ended
+// during a wait or a transient failure); Debug for a failure not retried
+// by its nature (Permanent, Conflict, 404 without the opt-in, Disable(),
+// the caller's context ended on such a failure). Fields:
 // grpc.method, grpc.code, iamretry.attempt, iamretry.class, iamretry.reason,
 // iamretry.wait, iamretry.elapsed, error. l must not be nil.
 func WithLogger(l logging.Logger) Option {
@@ -48,11 +49,7 @@ func logAttempt(ctx context.Context, l logging.Logger, a *Attempt) {
 		level, msg = logging.LevelInfo, "iamretry: succeeded after retries"
 	case a.Reason == Unsafe:
 		level = logging.LevelInfo // a give-up by the method's nature: "not retried"
-	case a.Reason == ContextDone:
-		if isInterrupted(a.Err) { // ended during a wait: a retry was cut short
-			level, msg = logging.LevelWarn, "iamretry: giving up"
-		}
-	case a.Reason.mayGiveUp():
+	case givesUp(a): // as the gave_up instrument and span event count it
 		level, msg = logging.LevelWarn, "iamretry: giving up"
 	}
 	l.Log(ctx, level, msg,

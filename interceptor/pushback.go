@@ -73,8 +73,8 @@ func quotaRejection(j *job, err error) bool {
 	if _, ok := retryInfoDelay(err); ok {
 		return true
 	}
-	if googleerr.JSONHasRetryInfo(googleerr.RESTDetails(err)) {
-		return true // a RetryInfo of delay 0
+	if googleerr.JSONHasRetryInfo(googleerr.RESTDetails(err)) || googleerr.StatusHasRetryInfo(statusOf(err)) {
+		return true // a RetryInfo of delay 0, over REST or gRPC
 	}
 	if _, ok := googleerr.ErrRetryAfter(err, time.Time{}); ok {
 		return true

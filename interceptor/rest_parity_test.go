@@ -593,3 +593,16 @@ func TestMetricsGaveUpBodyNotReplayable(t *testing.T) {
 		t.Fatalf("gave_up %v: %d (found %v), want 1", want, n, ok)
 	}
 }
+
+// TestGRPCQuotaRetryInfoZeroRetriedEvenUnsafe: a RetryInfo of delay 0 makes
+// RESOURCE_EXHAUSTED Transient (codes.OfError) and, as over REST, a definite
+// rejection: retried even for a method unsafe to replay.
+func TestGRPCQuotaRetryInfoZeroRetriedEvenUnsafe(t *testing.T) {
+	t.Parallel()
+	const createKey = "/google.iam.admin.v1.IAM/CreateServiceAccountKey"
+	h := newHarness(t)
+	s := &script{errs: []error{withRetryInfo(grpccodes.ResourceExhausted, 0)}}
+	if err := h.call(context.Background(), s, createKey, nil); err != nil || s.calls != 2 {
+		t.Fatalf("RESOURCE_EXHAUSTED with RetryInfo 0s: calls %d err %v attempts %+v", s.calls, err, h.attempts)
+	}
+}

@@ -144,14 +144,13 @@ func Transact[T any](ctx context.Context, r *Retrier, t ReadModifyWrite[T]) (T, 
 	}
 	x := &txn[T]{r: r, t: t}
 	x.j = job{
-		method:        t.Method,
-		resource:      t.Resource,
-		rmw:           rmwJob{on: true, schedule: t.Conflicts, ended: t.Ended},
-		retryNotFound: restFlagsOf(ctx)&restNotFound != 0,
-		deadline:      r.cfg.deadline,
-		maxAttempts:   r.cfg.maxAttempts,
-		perAttempt:    r.cfg.perAttempt,
-		judge:         x.judge,
+		method:      t.Method,
+		resource:    t.Resource,
+		rmw:         rmwJob{on: true, schedule: t.Conflicts, ended: t.Ended},
+		deadline:    r.cfg.deadline,
+		maxAttempts: r.cfg.maxAttempts,
+		perAttempt:  r.cfg.perAttempt,
+		judge:       x.judge,
 	}
 	if r.cfg.perAttempt > 0 {
 		x.j.cut = x.wasCut

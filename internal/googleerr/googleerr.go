@@ -215,22 +215,17 @@ func ParseBody(body string) (grpccodes.Code, bool) {
 	return st, retryInfo
 }
 
-// RetryAfter reads a Retry-After value: delay-seconds or an HTTP date
-// (counted from now). A delay too long to count is the longest Duration.
+// RetryAfter reads a Retry-After value of RFC 9110: delay-seconds (1*DIGIT)
+// or an HTTP date (counted from now). A delay too long to count is the
+// longest Duration. Anything else ("+5", "-0", "soon") is no value.
 func RetryAfter(v string, now time.Time) (time.Duration, bool) {
 	if v == "" {
 		return 0, false
 	}
-	s, err := strconv.ParseInt(v, 10, 64)
-	if errors.Is(err, strconv.ErrRange) && s > 0 {
-		return maxDuration, true // delay-seconds is 1*DIGIT: too many to count is longer than any deadline
-	}
-	if err == nil {
-		if s < 0 {
-			return 0, false
-		}
-		if s > int64(maxDuration/time.Second) {
-			return maxDuration, true
+	if strings.Trim(v, "0123456789") == "" {
+		s, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || s > int64(maxDuration/time.Second) {
+			return maxDuration, true // only digits: too many to count is longer than any deadline
 		}
 		return time.Duration(s) * time.Second, true
 	}
@@ -240,18 +235,12 @@ func RetryAfter(v string, now time.Time) (time.Duration, bool) {
 	return 0, false
 }
 
-// ValidRetryAfter reports whether v is a Retry-After value of RFC 9110:
-// delay-seconds (digits) or an HTTP date. Whether the date is past does not
-// matter here (no clock is read): it still says when to come back.
+// ValidRetryAfter reports whether v is a Retry-After value RetryAfter
+// reads. Whether a date is past does not matter (no clock is read): it
+// still says when to come back.
 func ValidRetryAfter(v string) bool {
-	if v == "" {
-		return false
-	}
-	if strings.Trim(v, "0123456789") == "" {
-		return true
-	}
-	_, err := http.ParseTime(v)
-	return err == nil
+	_, ok := RetryAfter(v, time.Time{})
+	return ok
 }
 
 // ErrRetryAfter reads the Retry-After header of the response the first

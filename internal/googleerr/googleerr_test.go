@@ -52,3 +52,17 @@ func TestParseBody(t *testing.T) {
 		t.Errorf("ParseBody(html) = %v, %v", code, ri)
 	}
 }
+
+// TestRetryAfterAgreesWithValid: the wait a Retry-After sets and whether the
+// classifier counts it (ValidRetryAfter) come from one reading: a value that
+// is not RFC 9110's 1*DIGIT or an HTTP date ("+5", "-0", "5 ") sets no wait
+// either.
+func TestRetryAfterAgreesWithValid(t *testing.T) {
+	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	for _, v := range []string{"", "0", "7", "+5", "-0", "-3", " 5", "5 ", "soon", "99999999999999999999", "Wed, 02 Dec 2026 10:00:00 GMT"} {
+		_, ok := RetryAfter(v, now)
+		if valid := ValidRetryAfter(v); ok != valid {
+			t.Errorf("Retry-After %q: RetryAfter ok = %v, ValidRetryAfter = %v", v, ok, valid)
+		}
+	}
+}
