@@ -144,7 +144,7 @@
 // or a buffer made once, up to MaxReplayBody, only for a request that may be
 // replayed) and the AttemptMetadataKey header; the response of an attempt
 // that is retried is drained and closed. A request owned by Do, WaitVisible
-// or an Updater passes straight through. With WithPerAttemptTimeout each
+// or Transact (and so every Updater) passes straight through. With WithPerAttemptTimeout each
 // attempt runs under the timeout until its body is closed, and an attempt
 // it cuts fails with GRPCStatus DEADLINE_EXCEEDED without wrapping
 // context.DeadlineExceeded. An error response with a nil Body is empty; one
