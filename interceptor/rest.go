@@ -167,10 +167,10 @@ func (c *restCall) mayReplay() bool {
 	}
 	k := knobsOf(ctx)
 	maxAttempts := c.t.r.cfg.maxAttempts
-	if k.hasMaxAttempts {
-		maxAttempts = k.maxAttempts
+	if k.HasMaxAttempts {
+		maxAttempts = k.MaxAttempts
 	}
-	if k.flags&restDisable != 0 || maxAttempts == 1 {
+	if k.Flags&restDisable != 0 || maxAttempts == 1 {
 		return false
 	}
 	c.mapName()

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/iamretry/iamretry/interceptor/internal/ctxforms"
 )
 
 // ctxKnobs are the per-call options carried by a context: the context forms
@@ -11,51 +13,39 @@ import (
 // every face (the interceptor, the RoundTripper, Do, WaitVisible and the
 // policy Updater). The engine reads them only after a call failed
 // (Retrier.run), so a call that succeeds at once never walks its context.
-type ctxKnobs struct {
-	flags          restFlags
-	deadline       time.Duration
-	maxAttempts    int
-	hasDeadline    bool
-	hasMaxAttempts bool
-}
+// Their type lives in internal/ctxforms, where the Updaters read it too.
+type ctxKnobs = ctxforms.Forms
 
 // restFlags are the boolean knobs (the name is kept from when only the
 // RoundTripper read them).
-type restFlags uint8
+type restFlags = ctxforms.Flags
 
 const (
-	restDisable restFlags = 1 << iota
-	restNotFound
+	restDisable  = ctxforms.Disable
+	restNotFound = ctxforms.NotFound
 )
 
-type restFlagsKey struct{}
-
 // knobsOf returns the knobs of ctx (the zero value when none).
-func knobsOf(ctx context.Context) ctxKnobs {
-	k, _ := ctx.Value(restFlagsKey{}).(ctxKnobs)
-	return k
-}
+func knobsOf(ctx context.Context) ctxKnobs { return ctxforms.Of(ctx) }
 
-func withKnobs(ctx context.Context, k ctxKnobs) context.Context {
-	return context.WithValue(ctx, restFlagsKey{}, k)
-}
+func withKnobs(ctx context.Context, k ctxKnobs) context.Context { return ctxforms.With(ctx, k) }
 
 func withRESTFlag(ctx context.Context, f restFlags) context.Context {
 	k := knobsOf(ctx)
-	k.flags |= f
+	k.Flags |= f
 	return withKnobs(ctx, k)
 }
 
 // restFlagsOf reads the flags; the faces read them only after a failure.
 func restFlagsOf(ctx context.Context) restFlags {
-	return knobsOf(ctx).flags
+	return knobsOf(ctx).Flags
 }
 
 // DisableContext returns a context under which no face retries: a gRPC call,
 // a REST request, Retrier.Do and WaitVisible made with it get their first
 // failure as it is. On an Updater's Update it stops the retries of transient
-// failures, never the reruns after a conflict (a coalesced batch runs under
-// its first caller's context forms). It is the context form of Disable(),
+// failures, never the reruns after a conflict (an Updater batches only
+// callers whose context forms are the same). It is the context form of Disable(),
 // read only after a failure: a call that succeeds at once pays nothing.
 func DisableContext(ctx context.Context) context.Context {
 	return withRESTFlag(ctx, restDisable)
@@ -81,7 +71,7 @@ func DeadlineContext(ctx context.Context, d time.Duration) context.Context {
 		panic(fmt.Sprintf("iamretry: DeadlineContext(ctx, %v): the retry deadline must be >= 0 (0: none of its own; the context's deadline rules)", d))
 	}
 	k := knobsOf(ctx)
-	k.deadline, k.hasDeadline = d, true
+	k.Deadline, k.HasDeadline = d, true
 	return withKnobs(ctx, k)
 }
 
@@ -98,7 +88,7 @@ func MaxAttemptsContext(ctx context.Context, n int) context.Context {
 		panic(fmt.Sprintf("iamretry: MaxAttemptsContext(ctx, %d): the attempt count must be >= 0 (0: no cap; 1: no retries)", n))
 	}
 	k := knobsOf(ctx)
-	k.maxAttempts, k.hasMaxAttempts = n, true
+	k.MaxAttempts, k.HasMaxAttempts = n, true
 	return withKnobs(ctx, k)
 }
 
@@ -110,16 +100,16 @@ func applyKnobs(ctx context.Context, j *job) {
 	if k == (ctxKnobs{}) {
 		return
 	}
-	if k.flags&restDisable != 0 {
+	if k.Flags&restDisable != 0 {
 		j.disabled = true
 	}
-	if k.flags&restNotFound != 0 {
+	if k.Flags&restNotFound != 0 {
 		j.retryNotFound = true
 	}
-	if k.hasDeadline && !j.pinDeadline {
-		j.deadline = k.deadline
+	if k.HasDeadline && !j.pinDeadline {
+		j.deadline = k.Deadline
 	}
-	if k.hasMaxAttempts && !j.pinMaxAttempts {
-		j.maxAttempts = k.maxAttempts
+	if k.HasMaxAttempts && !j.pinMaxAttempts {
+		j.maxAttempts = k.MaxAttempts
 	}
 }

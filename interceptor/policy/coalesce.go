@@ -13,6 +13,7 @@ import (
 
 	"github.com/iamretry/iamretry/codes"
 	"github.com/iamretry/iamretry/interceptor"
+	"github.com/iamretry/iamretry/interceptor/internal/ctxforms"
 )
 
 // The batching layer: the outer one. Each resource being updated has a
@@ -245,10 +246,10 @@ func (u *Updater) handBack(b *batch, ws []*waiter, solo bool, retries int, waite
 
 // next takes the queued waiters as a batch: the first alone when it is
 // solo, else every one up to the first solo one or the first whose context
-// says otherwise about the 404 opt-in (RetryNotFoundContext: the batch runs
-// under its first caller's context values, so it holds only callers that
-// asked the same); or it drops the queue and returns nil when none is
-// queued.
+// forms (DisableContext, RetryNotFoundContext, DeadlineContext,
+// MaxAttemptsContext) differ from the first's: the batch runs under its
+// first caller's context values, so it holds only callers that asked the
+// same; or it drops the queue and returns nil when none is queued.
 func (u *Updater) next(resource string, q *queue) *batch {
 	u.mu.Lock()
 	defer u.mu.Unlock()
@@ -258,8 +259,8 @@ func (u *Updater) next(resource string, q *queue) *batch {
 	}
 	n := 1
 	if first := q.pending[0]; !first.solo {
-		optIn := u.r.RetriesNotFound(first.ctx)
-		for n < len(q.pending) && !q.pending[n].solo && u.r.RetriesNotFound(q.pending[n].ctx) == optIn {
+		forms := ctxforms.Of(first.ctx)
+		for n < len(q.pending) && !q.pending[n].solo && ctxforms.Of(q.pending[n].ctx) == forms {
 			n++
 		}
 	}

@@ -124,8 +124,9 @@ func NewUpdater(c Client, r *interceptor.Retrier, opts ...Option) (*Updater, err
 // own error. The batch runs under a context that carries the values of its
 // first caller's context, has the latest of the callers' deadlines (none if
 // a caller has none), and is cancelled once every caller has given up, so
-// one caller's cancellation never fails the others. Calls whose contexts
-// differ on RetryNotFoundContext are never in one batch.
+// one caller's cancellation never fails the others. Calls whose context
+// forms differ (DisableContext, RetryNotFoundContext, DeadlineContext,
+// MaxAttemptsContext) are never in one batch.
 //
 // A write refused INVALID_ARGUMENT "... does not exist" naming a member that
 // a change grants (a service account created moments ago, not visible to
