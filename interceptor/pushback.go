@@ -6,7 +6,6 @@ import (
 
 	grpccodes "google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
-	"google.golang.org/grpc/status"
 
 	"github.com/iamretry/iamretry/codes"
 	"github.com/iamretry/iamretry/internal/googleerr"
@@ -28,13 +27,6 @@ const PushbackTrailer = "grpc-retry-pushback-ms"
 func WithPushback() Option {
 	return func(c *config) { c.pushback = true }
 }
-
-// retryInfoDelay is the delay of a google.rpc.RetryInfo err carries (the
-// floor of every wait, on every face).
-func retryInfoDelay(err error) (time.Duration, bool) { return googleerr.RetryDelay(err) }
-
-// statusOf returns err's gRPC status, or nil.
-func statusOf(err error) *status.Status { return googleerr.StatusOf(err) }
 
 type pushbackState uint8
 
@@ -70,10 +62,10 @@ func quotaRejection(j *job, err error) bool {
 	if codes.CodeOf(err) != grpccodes.ResourceExhausted {
 		return false
 	}
-	if _, ok := retryInfoDelay(err); ok {
+	if _, ok := googleerr.RetryDelay(err); ok {
 		return true
 	}
-	if googleerr.JSONHasRetryInfo(googleerr.RESTDetails(err)) || googleerr.StatusHasRetryInfo(statusOf(err)) {
+	if googleerr.JSONHasRetryInfo(googleerr.RESTDetails(err)) || googleerr.StatusHasRetryInfo(googleerr.StatusOf(err)) {
 		return true // a RetryInfo of delay 0, over REST or gRPC
 	}
 	if _, ok := googleerr.ErrRetryAfter(err, time.Time{}); ok {

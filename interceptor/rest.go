@@ -10,6 +10,7 @@ import (
 
 	"google.golang.org/api/googleapi"
 
+	"github.com/iamretry/iamretry/interceptor/internal/ctxforms"
 	"github.com/iamretry/iamretry/internal/googleerr"
 	"github.com/iamretry/iamretry/internal/iammethods"
 )
@@ -68,14 +69,6 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return c.failed(resp, err)
 }
 
-// restRule is a rule of the REST method table (internal/iammethods): the
-// gRPC method a request transcodes to.
-type restRule = iammethods.Rule
-
-// restMethod returns the rule of the gRPC method an HTTP request transcodes
-// to (iammethods.REST); ok is false when there is none.
-func restMethod(verb, host, path string) (restRule, bool) { return iammethods.REST(verb, host, path) }
-
 // restOther is the name a request that maps to no gRPC method is counted
 // under (grpc.method "other").
 const restOther = "other"
@@ -87,7 +80,7 @@ func (t *transport) succeeded(req *http.Request) {
 		return
 	}
 	name := restOther
-	if rule, ok := restMethod(req.Method, req.URL.Host, req.URL.EscapedPath()); ok {
+	if rule, ok := iammethods.REST(req.Method, req.URL.Host, req.URL.EscapedPath()); ok {
 		name = rule.Method
 	}
 	t.r.m.succeeded(name)
@@ -109,7 +102,7 @@ type restCall struct {
 	// stream is the body of a once request whose head was read to measure
 	// it: those bytes, then the rest.
 	stream io.ReadCloser
-	rule   restRule
+	rule   iammethods.Rule
 	mapped bool
 	named  bool   // rule, mapped and name are set
 	name   string // Attempt.Method: the gRPC method, or "VERB /path"
@@ -165,12 +158,12 @@ func (c *restCall) mayReplay() bool {
 	if owned(ctx) {
 		return false
 	}
-	k := knobsOf(ctx)
+	k := ctxforms.Of(ctx)
 	maxAttempts := c.t.r.cfg.maxAttempts
 	if k.HasMaxAttempts {
 		maxAttempts = k.MaxAttempts
 	}
-	if k.Flags&restDisable != 0 || maxAttempts == 1 {
+	if k.Flags&ctxforms.Disable != 0 || maxAttempts == 1 {
 		return false
 	}
 	c.mapName()
@@ -207,7 +200,7 @@ func (c *restCall) mapName() {
 		return
 	}
 	c.named = true
-	c.rule, c.mapped = restMethod(c.req.Method, c.req.URL.Host, c.req.URL.EscapedPath())
+	c.rule, c.mapped = iammethods.REST(c.req.Method, c.req.URL.Host, c.req.URL.EscapedPath())
 	c.name = c.rule.Method
 	if !c.mapped {
 		c.name = c.req.Method + " " + c.req.URL.Path

@@ -12,6 +12,8 @@ import (
 	"google.golang.org/genproto/googleapis/api/annotations"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/iamretry/iamretry/internal/iammethods"
 )
 
 var templateVar = regexp.MustCompile(`\{[^}=]+(=([^}]*))?\}`)
@@ -61,7 +63,7 @@ func TestRESTRulesMatchTheProtos(t *testing.T) {
 				path := instantiate(tmpl)
 				checked++
 				for _, host := range []string{s.host, "127.0.0.1:8080"} {
-					got, ok := restMethod(verb, host, path)
+					got, ok := iammethods.REST(verb, host, path)
 					// Where two services share a path (admin's and
 					// credentials' deprecated signBlob), both are safe.
 					if !ok || (got.Method != want && host == s.host) || (got.Method != want && safeMethods[got.Method] != safeMethods[want]) {

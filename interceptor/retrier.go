@@ -355,7 +355,7 @@ func (r *Retrier) schedule(ctx context.Context, j *job, start, now time.Time, n 
 	case pushbackFloor:
 		wait = max(wait, word)
 	}
-	if d, ok := retryInfoDelay(a.Err); ok && d > wait {
+	if d, ok := googleerr.RetryDelay(a.Err); ok && d > wait {
 		wait = d
 	}
 	if d, ok := googleerr.ErrRetryAfter(a.Err, now); ok && d > wait {
