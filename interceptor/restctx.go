@@ -8,37 +8,17 @@ import (
 	"github.com/iamretry/iamretry/interceptor/internal/ctxforms"
 )
 
-// ctxKnobs are the per-call options carried by a context: the context forms
-// of Disable, RetryNotFound, CallDeadline and CallMaxAttempts, honoured by
-// every face (the interceptor, the RoundTripper, Do, WaitVisible and the
-// policy Updater). The engine reads them only after a call failed
-// (Retrier.run), so a call that succeeds at once never walks its context.
-// Their type lives in internal/ctxforms, where the Updaters read it too.
-type ctxKnobs = ctxforms.Forms
+// The context forms (DisableContext, RetryNotFoundContext, DeadlineContext,
+// MaxAttemptsContext) are a ctxforms.Forms value in the context, honoured by
+// every face; the engine reads them only after a call failed (Retrier.run),
+// so a call that succeeds at once never walks its context. The Updaters
+// read the same value to batch only callers that asked the same.
 
-// restFlags are the boolean knobs (the name is kept from when only the
-// RoundTripper read them).
-type restFlags = ctxforms.Flags
-
-const (
-	restDisable  = ctxforms.Disable
-	restNotFound = ctxforms.NotFound
-)
-
-// knobsOf returns the knobs of ctx (the zero value when none).
-func knobsOf(ctx context.Context) ctxKnobs { return ctxforms.Of(ctx) }
-
-func withKnobs(ctx context.Context, k ctxKnobs) context.Context { return ctxforms.With(ctx, k) }
-
-func withRESTFlag(ctx context.Context, f restFlags) context.Context {
-	k := knobsOf(ctx)
+// withFlag returns ctx with the boolean form f set.
+func withFlag(ctx context.Context, f ctxforms.Flags) context.Context {
+	k := ctxforms.Of(ctx)
 	k.Flags |= f
-	return withKnobs(ctx, k)
-}
-
-// restFlagsOf reads the flags; the faces read them only after a failure.
-func restFlagsOf(ctx context.Context) restFlags {
-	return knobsOf(ctx).Flags
+	return ctxforms.With(ctx, k)
 }
 
 // DisableContext returns a context under which no face retries: a gRPC call,
@@ -48,7 +28,7 @@ func restFlagsOf(ctx context.Context) restFlags {
 // callers whose context forms are the same). It is the context form of Disable(),
 // read only after a failure: a call that succeeds at once pays nothing.
 func DisableContext(ctx context.Context) context.Context {
-	return withRESTFlag(ctx, restDisable)
+	return withFlag(ctx, ctxforms.Disable)
 }
 
 // RetryNotFoundContext returns a context under which every face retries 404
@@ -57,7 +37,7 @@ func DisableContext(ctx context.Context) context.Context {
 // member that is not visible yet). It is the context form of
 // RetryNotFound(), with the same caveat: not for a delete.
 func RetryNotFoundContext(ctx context.Context) context.Context {
-	return withRESTFlag(ctx, restNotFound)
+	return withFlag(ctx, ctxforms.NotFound)
 }
 
 // DeadlineContext returns a context that sets the retry deadline of the
@@ -70,9 +50,9 @@ func DeadlineContext(ctx context.Context, d time.Duration) context.Context {
 	if d < 0 {
 		panic(fmt.Sprintf("iamretry: DeadlineContext(ctx, %v): the retry deadline must be >= 0 (0: none of its own; the context's deadline rules)", d))
 	}
-	k := knobsOf(ctx)
+	k := ctxforms.Of(ctx)
 	k.Deadline, k.HasDeadline = d, true
-	return withKnobs(ctx, k)
+	return ctxforms.With(ctx, k)
 }
 
 // MaxAttemptsContext returns a context that caps the attempts of the calls
@@ -87,23 +67,23 @@ func MaxAttemptsContext(ctx context.Context, n int) context.Context {
 	if n < 0 {
 		panic(fmt.Sprintf("iamretry: MaxAttemptsContext(ctx, %d): the attempt count must be >= 0 (0: no cap; 1: no retries)", n))
 	}
-	k := knobsOf(ctx)
+	k := ctxforms.Of(ctx)
 	k.MaxAttempts, k.HasMaxAttempts = n, true
-	return withKnobs(ctx, k)
+	return ctxforms.With(ctx, k)
 }
 
 // applyKnobs folds the context forms of ctx into j, where the face did not
 // pin the value from a gRPC CallOption (which wins). The engine calls it
 // once, at the first failure.
 func applyKnobs(ctx context.Context, j *job) {
-	k := knobsOf(ctx)
-	if k == (ctxKnobs{}) {
+	k := ctxforms.Of(ctx)
+	if k == (ctxforms.Forms{}) {
 		return
 	}
-	if k.Flags&restDisable != 0 {
+	if k.Flags&ctxforms.Disable != 0 {
 		j.disabled = true
 	}
-	if k.Flags&restNotFound != 0 {
+	if k.Flags&ctxforms.NotFound != 0 {
 		j.retryNotFound = true
 	}
 	if k.HasDeadline && !j.pinDeadline {

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/iamretry/iamretry/codes"
+	"github.com/iamretry/iamretry/interceptor/internal/ctxforms"
 	"github.com/iamretry/iamretry/internal/googleerr"
 )
 
@@ -337,7 +338,7 @@ func (e *conflictError) GRPCStatus() *status.Status {
 // naming New.
 func (r *Retrier) RetriesNotFound(ctx context.Context) bool {
 	r.mustBeBuilt("Retrier.RetriesNotFound")
-	return r.cfg.retryNotFound || restFlagsOf(ctx)&restNotFound != 0
+	return r.cfg.retryNotFound || ctxforms.Of(ctx).Flags&ctxforms.NotFound != 0
 }
 
 // What the engine knows of a read-modify-write: the reruns after a conflict
