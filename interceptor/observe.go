@@ -4,8 +4,6 @@ import (
 	"context"
 
 	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/logging"
-
-	"github.com/iamretry/iamretry/codes"
 )
 
 // observe hands a to every observer, in order, then to the logger, then
@@ -15,7 +13,7 @@ func (r *Retrier) observe(ctx context.Context, a *Attempt) {
 		f(ctx, *a)
 	}
 	if r.cfg.logger != nil {
-		logAttempt(ctx, r.cfg.logger, a)
+		logAttempt(ctx, r.cfg.logger, a, r.methodValue(a.Method))
 	}
 	spanEvent(ctx, a)
 }
@@ -27,9 +25,13 @@ func (r *Retrier) observe(ctx context.Context, a *Attempt) {
 // (deadline, attempt cap, budget, pushback, the caller's context ended
 // during a wait or a transient failure); Debug for a failure not retried
 // by its nature (Permanent, Conflict, 404 without the opt-in, Disable(),
-// the caller's context ended on such a failure). Fields:
-// grpc.method, grpc.code, iamretry.attempt, iamretry.class, iamretry.reason,
-// iamretry.wait, iamretry.elapsed, error. l must not be nil.
+// the caller's context ended on such a failure) and for a WaitVisible good
+// read short of its count (Reason Confirming). Fields, with the metrics'
+// keys and values: grpc.method ("google.iam.admin.v1.IAM/GetServiceAccount",
+// "other"), grpc.status ("UNAVAILABLE"; absent when no error),
+// iamretry.attempt, iamretry.class, iamretry.reason ("max_attempts"),
+// iamretry.wait and iamretry.elapsed (seconds), error; iamretry.name (the
+// call's own name) when grpc.method is "other". l must not be nil.
 func WithLogger(l logging.Logger) Option {
 	return func(c *config) {
 		if l == nil {
@@ -40,11 +42,13 @@ func WithLogger(l logging.Logger) Option {
 	}
 }
 
-func logAttempt(ctx context.Context, l logging.Logger, a *Attempt) {
+func logAttempt(ctx context.Context, l logging.Logger, a *Attempt, method string) {
 	level, msg := logging.LevelDebug, "iamretry: not retried"
 	switch {
 	case a.Reason == Retry:
 		level, msg = logging.LevelInfo, "iamretry: retrying"
+	case a.Reason == Confirming:
+		msg = "iamretry: good read, confirming"
 	case a.Reason == Succeeded:
 		level, msg = logging.LevelInfo, "iamretry: succeeded after retries"
 	case a.Reason == Unsafe:
@@ -52,16 +56,25 @@ func logAttempt(ctx context.Context, l logging.Logger, a *Attempt) {
 	case givesUp(a): // as the gave_up instrument and span event count it
 		level, msg = logging.LevelWarn, "iamretry: giving up"
 	}
-	l.Log(ctx, level, msg,
-		"grpc.method", a.Method,
-		"grpc.code", codes.CodeOf(a.Err).String(),
-		"iamretry.attempt", a.N,
-		"iamretry.class", a.Class.String(),
-		"iamretry.reason", a.Reason.String(),
-		"iamretry.wait", a.Wait,
-		"iamretry.elapsed", a.Elapsed,
-		"error", a.Err,
+	fields := make([]any, 0, 20)
+	fields = append(fields, keyMethod, method)
+	if method == otherMethod {
+		fields = append(fields, keyName, a.Method)
+	}
+	if a.Err != nil {
+		fields = append(fields, keyStatus, statusName(a.Err))
+	}
+	fields = append(fields,
+		keyAttempt, a.N,
+		keyClass, a.Class.String(),
+		keyReason, a.Reason.token(),
+		keyWait, a.Wait.Seconds(),
+		keyElapsed, a.Elapsed.Seconds(),
 	)
+	if a.Err != nil {
+		fields = append(fields, "error", a.Err)
+	}
+	l.Log(ctx, level, msg, fields...)
 }
 
 func isInterrupted(err error) bool {
