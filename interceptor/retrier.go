@@ -83,11 +83,22 @@ func (r *Retrier) Clock() Clock {
 // a Retrier has a clock, since New refuses a nil one.
 func (r *Retrier) built() bool { return r != nil && r.cfg.clock != nil }
 
+// errNotBuilt is what every face says of a Retrier not built by New: the
+// panics of its methods wrap it (mustBeBuilt), and WaitVisible, Transact,
+// NewClient, NewRESTClient and the NewUpdaters return it.
+var errNotBuilt = errors.New("the Retrier was not built by interceptor.New (a zero or nil Retrier has no schedule, clock, classifier or budget): build it with interceptor.New")
+
 // mustBeBuilt panics, naming method, unless r was built by New.
 func (r *Retrier) mustBeBuilt(method string) {
 	if !r.built() {
-		panic("iamretry: " + method + " on a Retrier not built by interceptor.New (a zero or nil Retrier has no schedule, clock, classifier or budget): build it with interceptor.New")
+		panicNotBuilt(method)
 	}
+}
+
+// panicNotBuilt panics with errNotBuilt, naming method (an error, so that
+// the Updaters' constructors can return what it wraps).
+func panicNotBuilt(method string) {
+	panic(fmt.Errorf("iamretry: %s: %w", method, errNotBuilt))
 }
 
 // job is one operation the engine retries, whichever face it came through:

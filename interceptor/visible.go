@@ -108,7 +108,7 @@ func WaitVisible[T any](ctx context.Context, r *Retrier, name string, read func(
 	if r == nil {
 		c.errs = append(c.errs, errors.New("the Retrier is nil"))
 	} else if !r.built() {
-		c.errs = append(c.errs, errors.New("the Retrier was not built by interceptor.New (a zero Retrier): build it with interceptor.New"))
+		c.errs = append(c.errs, errNotBuilt)
 	}
 	if read == nil {
 		c.errs = append(c.errs, errors.New("read is nil"))
