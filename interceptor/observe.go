@@ -20,18 +20,15 @@ func (r *Retrier) observe(ctx context.Context, a *Attempt) {
 
 // WithLogger logs each retry and each give-up through l, go-grpc-middleware's
 // logging.Logger (adapters exist for log/slog, zap, zerolog, logrus, ...):
-// Info for a scheduled retry, a transient failure not retried as unsafe, and
-// a retried call that succeeded; Warn for a retryable failure given up
-// (deadline, attempt cap, budget, pushback, the caller's context ended
-// during a wait or a transient failure); Debug for a failure not retried
-// by its nature (Permanent, Conflict, 404 without the opt-in, Disable(),
-// the caller's context ended on such a failure) and for a WaitVisible good
-// read short of its count (Reason Confirming). Fields, with the metrics'
-// keys and values: grpc.method ("google.iam.admin.v1.IAM/GetServiceAccount",
-// "other"), grpc.status ("UNAVAILABLE"; absent when no error),
-// iamretry.attempt, iamretry.class, iamretry.reason ("max_attempts"),
-// iamretry.wait and iamretry.elapsed (seconds), error; iamretry.name (the
-// call's own name) when grpc.method is "other". l must not be nil.
+// Info for a retry, a failure not retried as unsafe, and a retried call that
+// succeeded; Warn for a retryable failure given up (the gave_up instrument's
+// reasons); Debug for a failure not retried by its nature (Permanent,
+// Conflict, 404 without the opt-in, Disable()) and a WaitVisible good read
+// (Confirming). Fields use the metrics' keys and values: grpc.method,
+// grpc.status and iamretry.class (on an error), iamretry.attempt,
+// iamretry.reason, iamretry.wait and iamretry.elapsed (seconds), error, and
+// iamretry.name (the call's own name) when grpc.method is "other". l must
+// not be nil.
 func WithLogger(l logging.Logger) Option {
 	return func(c *config) {
 		if l == nil {
@@ -62,11 +59,10 @@ func logAttempt(ctx context.Context, l logging.Logger, a *Attempt, method string
 		fields = append(fields, keyName, a.Method)
 	}
 	if a.Err != nil {
-		fields = append(fields, keyStatus, statusName(a.Err))
+		fields = append(fields, keyStatus, statusName(a.Err), keyClass, a.Class.String())
 	}
 	fields = append(fields,
 		keyAttempt, a.N,
-		keyClass, a.Class.String(),
 		keyReason, a.Reason.token(),
 		keyWait, a.Wait.Seconds(),
 		keyElapsed, a.Elapsed.Seconds(),
