@@ -82,42 +82,20 @@ func CodeOf(err error) grpccodes.Code {
 }
 
 // codeOfHTTP is the gRPC code Google's APIs answer with an HTTP status when
-// the body names none (google/rpc/code.proto's mapping, read backwards: of
-// the codes that share a status, the one a client should assume).
+// the body names none (google/rpc/code.proto's mapping, read backwards):
+// gax's (apierror), except where its ranges stand for a status code.proto
+// names: 499 is CANCELLED and 502 UNAVAILABLE (gax: FAILED_PRECONDITION and
+// INTERNAL). The failure path only: it allocates.
 func codeOfHTTP(h int) grpccodes.Code {
 	switch h {
-	case http.StatusBadRequest:
-		return grpccodes.InvalidArgument
-	case http.StatusUnauthorized:
-		return grpccodes.Unauthenticated
-	case http.StatusForbidden:
-		return grpccodes.PermissionDenied
-	case http.StatusNotFound:
-		return grpccodes.NotFound
-	case http.StatusConflict:
-		return grpccodes.Aborted
-	case http.StatusPreconditionFailed:
-		return grpccodes.FailedPrecondition
-	case http.StatusRequestedRangeNotSatisfiable:
-		return grpccodes.OutOfRange
-	case http.StatusTooManyRequests:
-		return grpccodes.ResourceExhausted
 	case 499:
 		return grpccodes.Canceled
-	case http.StatusNotImplemented:
-		return grpccodes.Unimplemented
-	case http.StatusBadGateway, http.StatusServiceUnavailable:
+	case http.StatusBadGateway:
 		return grpccodes.Unavailable
-	case http.StatusGatewayTimeout:
-		return grpccodes.DeadlineExceeded
 	}
-	switch {
-	case h >= 200 && h < 300:
-		return grpccodes.OK
-	case h >= 400 && h < 500:
-		return grpccodes.FailedPrecondition
-	case h >= 500 && h < 600:
-		return grpccodes.Internal
+	ae, ok := apierror.ParseError(&googleapi.Error{Code: h}, false)
+	if !ok {
+		return grpccodes.Unknown
 	}
-	return grpccodes.Unknown
+	return ae.GRPCStatus().Code()
 }

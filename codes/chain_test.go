@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/googleapis/gax-go/v2/apierror"
+	"google.golang.org/api/googleapi"
 	grpccodes "google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -74,5 +75,67 @@ func TestCodeOfNoAllocForStatusErrors(t *testing.T) {
 	err := status.Error(grpccodes.Unavailable, "x")
 	if n := testing.AllocsPerRun(100, func() { _ = CodeOf(err) }); n != 0 {
 		t.Fatalf("CodeOf(status error): %v allocs, want 0", n)
+	}
+}
+
+// TestCodeOfHTTPStatusWithoutBody: a REST error whose body names no status
+// gets the code google/rpc/code.proto maps its HTTP status from, for every
+// status, whether the *googleapi.Error is reachable or only gax's APIError
+// (its HTTP code) is: gax's mapping where the two agree, CANCELLED for 499
+// and UNAVAILABLE for 502 where gax's ranges say otherwise.
+func TestCodeOfHTTPStatusWithoutBody(t *testing.T) {
+	t.Parallel()
+	want := func(h int) grpccodes.Code {
+		switch h {
+		case 400:
+			return grpccodes.InvalidArgument
+		case 401:
+			return grpccodes.Unauthenticated
+		case 403:
+			return grpccodes.PermissionDenied
+		case 404:
+			return grpccodes.NotFound
+		case 409:
+			return grpccodes.Aborted
+		case 412:
+			return grpccodes.FailedPrecondition
+		case 416:
+			return grpccodes.OutOfRange
+		case 429:
+			return grpccodes.ResourceExhausted
+		case 499:
+			return grpccodes.Canceled
+		case 501:
+			return grpccodes.Unimplemented
+		case 502, 503:
+			return grpccodes.Unavailable
+		case 504:
+			return grpccodes.DeadlineExceeded
+		}
+		switch {
+		case h >= 200 && h < 300:
+			return grpccodes.OK
+		case h >= 400 && h < 500:
+			return grpccodes.FailedPrecondition
+		case h >= 500 && h < 600:
+			return grpccodes.Internal
+		}
+		return grpccodes.Unknown
+	}
+	for h := -1; h < 1000; h++ {
+		ge := &googleapi.Error{Code: h, Message: "m"}
+		if got := CodeOf(ge); got != want(h) {
+			t.Errorf("CodeOf(googleapi.Error %d) = %v, want %v", h, got, want(h))
+		}
+		if h <= 0 {
+			continue
+		}
+		ae, ok := apierror.ParseError(ge, false) // the googleapi.Error out of reach
+		if !ok {
+			t.Fatalf("apierror.ParseError(%d) failed", h)
+		}
+		if got := CodeOf(ae); got != want(h) {
+			t.Errorf("CodeOf(APIError of HTTP %d) = %v, want %v", h, got, want(h))
+		}
 	}
 }

@@ -9,9 +9,10 @@ import (
 )
 
 // Attempt describes one failed attempt and what the Retrier decided about
-// it. Observers (WithObserver) receive one after every failed attempt, and
-// one more, with Reason Succeeded and Err nil, when a call that was retried
-// succeeds. A call that succeeds at once reports nothing.
+// it. Observers (WithObserver) receive one after every failed attempt, one
+// with Reason Confirming and Err nil after each good WaitVisible read short
+// of its count, and one more, with Reason Succeeded and Err nil, when a call
+// that was retried succeeds. A call that succeeds at once reports nothing.
 type Attempt struct {
 	// Method is the full gRPC method ("/google.iam.v1.IAMPolicy/GetIamPolicy"),
 	// the name given to Retrier.Do, or policy.UpdateMethod for a policy
@@ -76,6 +77,10 @@ const (
 	// either it was not to be replayed (unsafe to send again, retries
 	// disabled) or its body is longer than MaxReplayBody.
 	BodyNotReplayable
+	// Confirming: a WaitVisible read succeeded, short of the reads in a row
+	// it wants: another read follows after Wait. Err is nil; it is no
+	// failure, and its wait is no retry (nor counted or budgeted as one).
+	Confirming
 )
 
 var reasonNames = [...]string{
@@ -92,11 +97,12 @@ var reasonNames = [...]string{
 	Succeeded:       "succeeded",
 
 	BodyNotReplayable: "request body not replayable",
+	Confirming:        "confirming",
 }
 
-// reasonTokens are the reasons as metric and span attribute values
-// (iamretry.reason): the give-ups use the names the instruments' contract
-// gives them.
+// reasonTokens are the reasons as iamretry.reason's values on every outlet
+// (logs, span events, metrics): the one table; the give-ups use the names
+// the instruments' contract gives them.
 var reasonTokens = [...]string{
 	Retry:           "retry",
 	NotRetryable:    "not_retryable",
@@ -111,6 +117,7 @@ var reasonTokens = [...]string{
 	Succeeded:       "succeeded",
 
 	BodyNotReplayable: "body_not_replayable",
+	Confirming:        "confirming",
 }
 
 // givingUp is the one table of the reasons that give up: a call that ends
@@ -151,8 +158,8 @@ func (r Reason) token() string {
 	return "unknown"
 }
 
-// MarshalText returns the reason as a token, the value of the
-// iamretry.reason attribute on the instruments and spans: "retry",
+// MarshalText returns the reason as a token, the value of
+// iamretry.reason on the logs, instruments and spans: "retry",
 // "not_retryable", "unsafe", "deadline", "budget", ... It fails for a value
 // that is none of the Reasons above. encoding/json writes a Reason as this
 // token.

@@ -168,7 +168,7 @@ func checkClientArgs(fn string, r *Retrier, nilCtor bool, opts []option.ClientOp
 	case r == nil:
 		errs = append(errs, fmt.Errorf("iamretry: %s: the Retrier is nil: build one with interceptor.New", fn))
 	case !r.built():
-		errs = append(errs, fmt.Errorf("iamretry: %s: the Retrier was not built by interceptor.New (a zero Retrier): build it with interceptor.New", fn))
+		errs = append(errs, fmt.Errorf("iamretry: %s: %w", fn, errNotBuilt))
 	}
 	if nilCtor {
 		errs = append(errs, fmt.Errorf("iamretry: %s: the constructor is nil: pass one such as admin.NewIamClient", fn))

@@ -45,12 +45,14 @@
 //
 // # See it
 //
-// WithObserver hears every failed attempt with the call's context, and the
+// WithObserver hears every failed attempt with the call's context, each
+// WaitVisible good read short of its count (Reason Confirming), and the
 // end of every call that was retried (Reason Succeeded, or its give-up).
 // WithMeterProvider records OpenTelemetry instruments (calls, retries per
 // call, time waited, give-ups by reason, policy writes and conflicts), and a
 // recording span in the call's context gets iamretry.retry and
-// iamretry.gave_up events.
+// iamretry.gave_up events. Logs, span events and metrics name a fact alike:
+// grpc.method, grpc.status and iamretry.reason, with the same values.
 //
 // # Promises
 //
@@ -222,8 +224,9 @@
 // iamretry.reason on gave_up is deadline, context_deadline, max_attempts,
 // budget, pushback, unsafe, body_not_replayable or context_done. Every
 // Retrier given the same provider records into the same instruments, kept
-// for the process's lifetime. A call is one call of a face; the policy
-// Updater counts one per Update, however many it writes at once (a
+// for the process's lifetime. A call is one call of a face (an Update, and
+// each GetIamPolicy and SetIamPolicy it makes through an interceptor: a sum
+// over methods counts both); the policy Updater counts one per Update, however many it writes at once (a
 // transaction of your own run for several callers can do the same:
 // ReadModifyWrite.Ended and Retrier.RecordCall).
 //

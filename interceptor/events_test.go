@@ -53,8 +53,8 @@ func TestSpanEventsOfARetriedCall(t *testing.T) {
 		}
 	})
 	want := []map[string]string{
-		{"iamretry.attempt": "1", "iamretry.code": "UNAVAILABLE", "iamretry.reason": "retry", "iamretry.wait": "1.5"},
-		{"iamretry.attempt": "2", "iamretry.code": "UNAVAILABLE", "iamretry.reason": "retry", "iamretry.wait": "2.5"},
+		{"iamretry.attempt": "1", "grpc.status": "UNAVAILABLE", "iamretry.reason": "retry", "iamretry.wait": "1.5"},
+		{"iamretry.attempt": "2", "grpc.status": "UNAVAILABLE", "iamretry.reason": "retry", "iamretry.wait": "2.5"},
 	}
 	if len(events) != len(want) {
 		t.Fatalf("events %+v, want %d iamretry.retry", events, len(want))
@@ -69,7 +69,7 @@ func TestSpanEventsOfARetriedCall(t *testing.T) {
 		_ = h.call(ctx, &script{errs: fail(grpccodes.Internal, 5)}, getPolicy, nil)
 	})
 	if len(events) != 3 || events[2].Name != "iamretry.gave_up" ||
-		!sameKVs(events[2].Attributes, map[string]string{"iamretry.attempt": "3", "iamretry.code": "INTERNAL", "iamretry.reason": "max_attempts"}) {
+		!sameKVs(events[2].Attributes, map[string]string{"iamretry.attempt": "3", "grpc.status": "INTERNAL", "iamretry.reason": "max_attempts"}) {
 		t.Fatalf("events %+v, want 2 retries then iamretry.gave_up at attempt 3 (max_attempts)", events)
 	}
 

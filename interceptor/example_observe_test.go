@@ -44,14 +44,14 @@ func ExampleWithObserver() {
 //	})
 //
 // Here a LoggerFunc prints the level (as slog names it), the message and
-// two of the fields.
+// three of the fields (the metrics' keys and values; waits in seconds).
 func ExampleWithLogger() {
 	logger := logging.LoggerFunc(func(ctx context.Context, lvl logging.Level, msg string, fields ...any) {
 		f := map[string]any{}
 		for i := 0; i+1 < len(fields); i += 2 {
 			f[fmt.Sprint(fields[i])] = fields[i+1]
 		}
-		fmt.Println(slog.Level(lvl), msg, f["grpc.code"], f["iamretry.wait"])
+		fmt.Println(slog.Level(lvl), msg, f["grpc.status"], f["iamretry.reason"], f["iamretry.wait"])
 	})
 	r, err := interceptor.New(
 		interceptor.WithLogger(logger),
@@ -67,6 +67,6 @@ func ExampleWithLogger() {
 	_ = r.UnaryClientInterceptor()(context.Background(), "/google.iam.admin.v1.IAM/GetRole", nil, nil, nil,
 		failFirst(&calls, grpccodes.Unavailable, grpccodes.Unavailable))
 	// Output:
-	// INFO iamretry: retrying Unavailable 1s
-	// WARN iamretry: giving up Unavailable 0s
+	// INFO iamretry: retrying UNAVAILABLE retry 1
+	// WARN iamretry: giving up UNAVAILABLE max_attempts 0
 }

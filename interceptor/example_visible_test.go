@@ -2,7 +2,6 @@ package interceptor_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log"
 	"time"
@@ -38,9 +37,8 @@ func ExampleWaitVisible() {
 		interceptor.WithRandom(func() float64 { return 0 }),        // no jitter, for the printed waits
 		interceptor.WithObserver(func(_ context.Context, a interceptor.Attempt) {
 			what := status.Code(a.Err).String()
-			var ue *interceptor.UnconfirmedError
-			if errors.As(a.Err, &ue) {
-				what = fmt.Sprintf("good (%d of %d)", ue.Reads, ue.Want)
+			if a.Reason == interceptor.Confirming {
+				what = "good" // a good read short of the 3: no failure
 			}
 			fmt.Printf("read %d: %s, %s, wait %v\n", a.N, what, a.Reason, a.Wait)
 		}),
@@ -67,8 +65,8 @@ func ExampleWaitVisible() {
 	// Output:
 	// read 1: NotFound, retry, wait 1s
 	// read 2: NotFound, retry, wait 2s
-	// read 3: good (1 of 3), retry, wait 1s
-	// read 4: good (2 of 3), retry, wait 1s
+	// read 3: good, confirming, wait 1s
+	// read 4: good, confirming, wait 1s
 	// read 5: OK, succeeded, wait 0s
 	// my-robot@my-project.iam.gserviceaccount.com <nil>
 }

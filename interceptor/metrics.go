@@ -257,7 +257,7 @@ func (m *metrics) lookup(method string) *methodStats {
 	}
 	if s == nil {
 		s = &methodStats{name: name}
-		s.plain = []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(attribute.String("grpc.method", name)))}
+		s.plain = []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(attribute.String(keyMethod, name)))}
 		m.byName[name] = s
 		m.all = append(m.all, s)
 	}
@@ -324,9 +324,9 @@ func (s *methodStats) status(code int) *statusOpts {
 	if o := s.byStatus[code].Load(); o != nil {
 		return o
 	}
-	kvs := []attribute.KeyValue{attribute.String("grpc.method", s.name)}
+	kvs := []attribute.KeyValue{attribute.String(keyMethod, s.name)}
 	if code != 0 {
-		kvs = append(kvs, attribute.String("grpc.status", codeNames[code]))
+		kvs = append(kvs, attribute.String(keyStatus, codeNames[code]))
 	}
 	opt := metric.WithAttributeSet(attribute.NewSet(kvs...))
 	o := &statusOpts{add: []metric.AddOption{opt}, record: []metric.RecordOption{opt}, observe: []metric.ObserveOption{opt}}
@@ -341,9 +341,9 @@ func (s *methodStats) gaveUpOpts(code int, r Reason) []metric.AddOption {
 	if o := p.Load(); o != nil {
 		return *o
 	}
-	kvs := []attribute.KeyValue{attribute.String("grpc.method", s.name), attribute.String("iamretry.reason", r.token())}
+	kvs := []attribute.KeyValue{attribute.String(keyMethod, s.name), attribute.String(keyReason, r.token())}
 	if code != 0 {
-		kvs = append(kvs, attribute.String("grpc.status", codeNames[code]))
+		kvs = append(kvs, attribute.String(keyStatus, codeNames[code]))
 	}
 	o := []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(kvs...))}
 	if p.CompareAndSwap(nil, &o) {

@@ -4,8 +4,6 @@ import (
 	"context"
 
 	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/logging"
-
-	"github.com/iamretry/iamretry/codes"
 )
 
 // observe hands a to every observer, in order, then to the logger, then
@@ -15,21 +13,22 @@ func (r *Retrier) observe(ctx context.Context, a *Attempt) {
 		f(ctx, *a)
 	}
 	if r.cfg.logger != nil {
-		logAttempt(ctx, r.cfg.logger, a)
+		logAttempt(ctx, r.cfg.logger, a, r.methodValue(a.Method))
 	}
 	spanEvent(ctx, a)
 }
 
 // WithLogger logs each retry and each give-up through l, go-grpc-middleware's
 // logging.Logger (adapters exist for log/slog, zap, zerolog, logrus, ...):
-// Info for a scheduled retry, a transient failure not retried as unsafe, and
-// a retried call that succeeded; Warn for a retryable failure given up
-// (deadline, attempt cap, budget, pushback, the caller's context ended
-// during a wait or a transient failure); Debug for a failure not retried
-// by its nature (Permanent, Conflict, 404 without the opt-in, Disable(),
-// the caller's context ended on such a failure). Fields:
-// grpc.method, grpc.code, iamretry.attempt, iamretry.class, iamretry.reason,
-// iamretry.wait, iamretry.elapsed, error. l must not be nil.
+// Info for a retry, a failure not retried as unsafe, and a retried call that
+// succeeded; Warn for a retryable failure given up (the gave_up instrument's
+// reasons); Debug for a failure not retried by its nature (Permanent,
+// Conflict, 404 without the opt-in, Disable()) and a WaitVisible good read
+// (Confirming). Fields use the metrics' keys and values: grpc.method,
+// grpc.status and iamretry.class (on an error), iamretry.attempt,
+// iamretry.reason, iamretry.wait and iamretry.elapsed (seconds), error, and
+// iamretry.name (the call's own name) when grpc.method is "other". l must
+// not be nil.
 func WithLogger(l logging.Logger) Option {
 	return func(c *config) {
 		if l == nil {
@@ -40,11 +39,13 @@ func WithLogger(l logging.Logger) Option {
 	}
 }
 
-func logAttempt(ctx context.Context, l logging.Logger, a *Attempt) {
+func logAttempt(ctx context.Context, l logging.Logger, a *Attempt, method string) {
 	level, msg := logging.LevelDebug, "iamretry: not retried"
 	switch {
 	case a.Reason == Retry:
 		level, msg = logging.LevelInfo, "iamretry: retrying"
+	case a.Reason == Confirming:
+		msg = "iamretry: good read, confirming"
 	case a.Reason == Succeeded:
 		level, msg = logging.LevelInfo, "iamretry: succeeded after retries"
 	case a.Reason == Unsafe:
@@ -52,16 +53,24 @@ func logAttempt(ctx context.Context, l logging.Logger, a *Attempt) {
 	case givesUp(a): // as the gave_up instrument and span event count it
 		level, msg = logging.LevelWarn, "iamretry: giving up"
 	}
-	l.Log(ctx, level, msg,
-		"grpc.method", a.Method,
-		"grpc.code", codes.CodeOf(a.Err).String(),
-		"iamretry.attempt", a.N,
-		"iamretry.class", a.Class.String(),
-		"iamretry.reason", a.Reason.String(),
-		"iamretry.wait", a.Wait,
-		"iamretry.elapsed", a.Elapsed,
-		"error", a.Err,
+	fields := make([]any, 0, 20)
+	fields = append(fields, keyMethod, method)
+	if method == otherMethod {
+		fields = append(fields, keyName, a.Method)
+	}
+	if a.Err != nil {
+		fields = append(fields, keyStatus, statusName(a.Err), keyClass, a.Class.String())
+	}
+	fields = append(fields,
+		keyAttempt, a.N,
+		keyReason, a.Reason.token(),
+		keyWait, a.Wait.Seconds(),
+		keyElapsed, a.Elapsed.Seconds(),
 	)
+	if a.Err != nil {
+		fields = append(fields, "error", a.Err)
+	}
+	l.Log(ctx, level, msg, fields...)
 }
 
 func isInterrupted(err error) bool {

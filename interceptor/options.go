@@ -230,7 +230,8 @@ func WithRandom(f func() float64) Option {
 	}
 }
 
-// WithObserver adds a function called after every failed attempt, with the
+// WithObserver adds a function called after every failed attempt (and each
+// WaitVisible good read short of its count: Reason Confirming), with the
 // call's context (so that it can log with the caller's trace and values) and
 // what was decided (see Attempt), and once more when a call that was retried
 // ends: its give-up (Retrying false), or Reason Succeeded with Err nil. A

@@ -83,11 +83,22 @@ func (r *Retrier) Clock() Clock {
 // a Retrier has a clock, since New refuses a nil one.
 func (r *Retrier) built() bool { return r != nil && r.cfg.clock != nil }
 
+// errNotBuilt is what every face says of a Retrier not built by New: the
+// panics of its methods wrap it (mustBeBuilt), and WaitVisible, Transact,
+// NewClient, NewRESTClient and the NewUpdaters return it.
+var errNotBuilt = errors.New("the Retrier was not built by interceptor.New (a zero or nil Retrier has no schedule, clock, classifier or budget): build it with interceptor.New")
+
 // mustBeBuilt panics, naming method, unless r was built by New.
 func (r *Retrier) mustBeBuilt(method string) {
 	if !r.built() {
-		panic("iamretry: " + method + " on a Retrier not built by interceptor.New (a zero or nil Retrier has no schedule, clock, classifier or budget): build it with interceptor.New")
+		panicNotBuilt(method)
 	}
+}
+
+// panicNotBuilt panics with errNotBuilt, naming method (an error, so that
+// the Updaters' constructors can return what it wraps).
+func panicNotBuilt(method string) {
+	panic(fmt.Errorf("iamretry: %s: %w", method, errNotBuilt))
 }
 
 // job is one operation the engine retries, whichever face it came through:
@@ -138,8 +149,9 @@ type job struct {
 	// step, when set, gives the Backoff step of the wait that follows the
 	// attempt just judged (the default is n-1: every attempt failed), and
 	// whether that wait confirms a success rather than retrying a failure
-	// (it then spends no budget): the visibility wait counts only its
-	// failed reads, and spaces its good ones by the first step.
+	// (it then spends no budget, and is reported as Confirming, no retry):
+	// the visibility wait counts only its failed reads, and spaces its good
+	// ones by the first step.
 	step func() (n int, confirm bool)
 }
 
@@ -175,17 +187,26 @@ func (r *Retrier) run(ctx context.Context, j *job, err error) error {
 	j.start = start
 	r.stackCheck(ctx, j, start) // a layer above retrying what was given up?
 	now := start
-	var waited time.Duration // between attempts, for retry_delay
+	var waited time.Duration // waiting to retry, for retry_delay
+	retries := 0             // the waits that retried a failure (not Confirming)
 	for n := 1; ; n++ {
 		a := Attempt{Method: j.method, Resource: j.resource, N: n, Err: err, Elapsed: now.Sub(start)}
 		a.Class, a.Reason = r.decide(ctx, j, err)
 		if a.Reason == Retry {
 			a.Reason = r.schedule(ctx, j, start, now, n, &a)
 		}
-		r.observe(ctx, &a)
+		if a.Reason == Confirming {
+			// A good read short of the count: reported as what it is, no
+			// failure (its error only tells the engine to read again).
+			good := a
+			good.Err, good.Class = nil, codes.Permanent
+			r.observe(ctx, &good)
+		} else {
+			r.observe(ctx, &a)
+		}
 		if !a.Retrying {
 			r.stackGaveUp(ctx, j, &a, now)
-			r.end(ctx, j, &a, n-1, waited)
+			r.end(ctx, j, &a, retries, waited)
 			return err
 		}
 		serr := c.clock.Sleep(ctx, a.Wait)
@@ -198,22 +219,30 @@ func (r *Retrier) run(ctx context.Context, j *job, err error) error {
 		if serr != nil {
 			werr := interrupted(ctx, serr, err)
 			t := c.clock.Now()
-			waited += t.Sub(now)
+			if a.Reason == Retry {
+				waited += t.Sub(now)
+			}
 			a.Err, a.Wait, a.Retrying, a.Reason = werr, 0, false, ContextDone
 			a.Elapsed = t.Sub(start)
 			r.observe(ctx, &a)
-			r.end(ctx, j, &a, n-1, waited)
+			r.end(ctx, j, &a, retries, waited)
 			return werr
 		}
-		waited += a.Wait
+		if a.Reason == Retry {
+			waited += a.Wait
+			retries++
+		}
 		if a.Class == codes.Conflict && r.m != nil {
 			r.m.conflict(ctx, j.method)
 		}
 		if err = j.again(ctx, n+1, r.attemptTimeout(j)); err == nil {
-			// The final report: only calls that were retried get one.
 			done := Attempt{Method: j.method, Resource: j.resource, N: n + 1, Reason: Succeeded, Elapsed: c.clock.Now().Sub(start)}
-			r.observe(ctx, &done)
-			r.end(ctx, j, &done, n, waited)
+			if retries > 0 {
+				// The final report: only calls that were retried get one
+				// (a WaitVisible whose reads all succeeded was not).
+				r.observe(ctx, &done)
+			}
+			r.end(ctx, j, &done, retries, waited)
 			return nil
 		}
 		now = c.clock.Now()
@@ -384,6 +413,9 @@ func (r *Retrier) schedule(ctx context.Context, j *job, start, now time.Time, n 
 		j.rmw.reruns++
 	}
 	a.Wait, a.Retrying = wait, true
+	if confirm {
+		return Confirming
+	}
 	return Retry
 }
 

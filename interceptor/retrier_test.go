@@ -343,7 +343,7 @@ func TestLoggerLevels(t *testing.T) {
 	l := logging.LoggerFunc(func(_ context.Context, level logging.Level, msg string, fields ...any) {
 		e := entry{level: level, msg: msg}
 		for i := 0; i+1 < len(fields); i += 2 {
-			if fields[i] == "grpc.code" {
+			if fields[i] == "grpc.status" {
 				e.code = fields[i+1].(string)
 			}
 		}
@@ -358,13 +358,13 @@ func TestLoggerLevels(t *testing.T) {
 	_ = tight.call(context.Background(), &script{errs: fail(grpccodes.Unavailable, 1)}, getPolicy, nil)
 	_ = tight.call(context.Background(), &script{errs: fail(grpccodes.Unavailable, 1)}, getPolicy, nil)
 	want := []entry{
-		{logging.LevelInfo, "iamretry: retrying", "Unavailable"},
-		{logging.LevelWarn, "iamretry: giving up", "Unavailable"},
-		{logging.LevelDebug, "iamretry: not retried", "PermissionDenied"},
-		{logging.LevelInfo, "iamretry: not retried", "Internal"},
-		{logging.LevelInfo, "iamretry: retrying", "Unavailable"},
-		{logging.LevelInfo, "iamretry: succeeded after retries", "OK"},
-		{logging.LevelWarn, "iamretry: giving up", "Unavailable"},
+		{logging.LevelInfo, "iamretry: retrying", "UNAVAILABLE"},
+		{logging.LevelWarn, "iamretry: giving up", "UNAVAILABLE"},
+		{logging.LevelDebug, "iamretry: not retried", "PERMISSION_DENIED"},
+		{logging.LevelInfo, "iamretry: not retried", "INTERNAL"},
+		{logging.LevelInfo, "iamretry: retrying", "UNAVAILABLE"},
+		{logging.LevelInfo, "iamretry: succeeded after retries", ""}, // no error, no grpc.status
+		{logging.LevelWarn, "iamretry: giving up", "UNAVAILABLE"},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("log\n%+v\nwant\n%+v", got, want)

@@ -234,13 +234,18 @@ func (r *Retrier) reportStacked(ctx context.Context, method string, first bool) 
 	if r.m != nil {
 		r.m.stackedCall(ctx, method)
 	}
+	value := r.methodValue(method)
 	if span := trace.SpanFromContext(ctx); span.IsRecording() {
-		span.AddEvent(stackedEvent, trace.WithAttributes(attribute.String("grpc.method", method)))
+		span.AddEvent(stackedEvent, trace.WithAttributes(attribute.String(keyMethod, value)))
 	}
 	if first && r.cfg.logger != nil {
+		fields := []any{keyMethod, value}
+		if value == otherMethod {
+			fields = append(fields, keyName, method)
+		}
 		r.cfg.logger.Log(ctx, logging.LevelWarn,
 			"iamretry: a layer above retried a call this Retrier had already retried and given up on, so attempts multiply; turn its retries off: build the client with interceptor.NewClient (or NewRESTClient), or call interceptor.DisableGAXRetries(client.CallOptions) on a client built by hand, and do not wrap calls in a retry loop of your own (reported once per method)",
-			"grpc.method", method)
+			fields...)
 	}
 }
 

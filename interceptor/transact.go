@@ -171,7 +171,7 @@ func (t *ReadModifyWrite[T]) check(r *Retrier) error {
 	if r == nil {
 		errs = append(errs, errors.New("the Retrier is nil"))
 	} else if !r.built() {
-		errs = append(errs, errors.New("the Retrier was not built by interceptor.New (a zero Retrier): build it with interceptor.New"))
+		errs = append(errs, errNotBuilt)
 	}
 	if t.Method == "" {
 		errs = append(errs, errors.New("Method is empty: name the transaction (its observers and metrics need it)"))

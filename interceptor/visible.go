@@ -66,8 +66,9 @@ func PermissionDeniedRetries(n int) VisibleOption {
 // deadline, the context's deadline, the attempt cap, a cancelled context)
 // after a good read but before the reads in a row it wanted: the resource
 // was seen, not yet trusted. WaitVisible returns the value of that good
-// read beside it. Observers see it as the Err of a good read that is not
-// yet the last (Class Propagation).
+// read beside it. Observers see a good read short of the count as an
+// Attempt with Reason Confirming and Err nil, and this error only in the
+// report of the call's end.
 type UnconfirmedError struct {
 	Name  string // the name given to WaitVisible
 	Reads int    // consecutive good reads made
@@ -107,7 +108,7 @@ func WaitVisible[T any](ctx context.Context, r *Retrier, name string, read func(
 	if r == nil {
 		c.errs = append(c.errs, errors.New("the Retrier is nil"))
 	} else if !r.built() {
-		c.errs = append(c.errs, errors.New("the Retrier was not built by interceptor.New (a zero Retrier): build it with interceptor.New"))
+		c.errs = append(c.errs, errNotBuilt)
 	}
 	if read == nil {
 		c.errs = append(c.errs, errors.New("read is nil"))

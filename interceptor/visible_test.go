@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/logging"
 	"google.golang.org/api/googleapi"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	grpccodes "google.golang.org/grpc/codes"
@@ -262,11 +263,18 @@ func TestWaitVisibleObserved(t *testing.T) {
 		}
 		got = append(got, seen{a.N, a.Class, a.Reason, a.Wait, errors.As(a.Err, &ue)})
 	}
+	// The good reads short of the count are no failures: Confirming, Err
+	// nil (no UnconfirmedError), the zero Class.
 	want := []seen{
 		{1, codes.Propagation, interceptor.Retry, 1500 * time.Millisecond, false},
-		{2, codes.Propagation, interceptor.Retry, 1500 * time.Millisecond, true},
-		{3, codes.Propagation, interceptor.Retry, 1500 * time.Millisecond, true},
+		{2, codes.Permanent, interceptor.Confirming, 1500 * time.Millisecond, false},
+		{3, codes.Permanent, interceptor.Confirming, 1500 * time.Millisecond, false},
 		{4, codes.Permanent, interceptor.Succeeded, 0, false},
+	}
+	for _, a := range h.attempts[1:3] {
+		if a.Err != nil || !a.Retrying {
+			t.Fatalf("good read reported with Err %v, Retrying %v; want nil, true", a.Err, a.Retrying)
+		}
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("observed %+v\nwant %+v", got, want)
@@ -368,8 +376,82 @@ func TestWaitVisibleMetricsLikeDo(t *testing.T) {
 	if n, ok := sum(t, ms, "iamretry.client.calls", method); !ok || n != 2 {
 		t.Fatalf("calls %d (found %v), want 2", n, ok)
 	}
-	if r := histogram[int64](t, ms, "iamretry.client.call.retries", method); r.Count != 1 || r.Sum != 3 {
-		t.Fatalf("retries %+v, want one call with 3 reads after the first", r)
+	// The NOT_FOUND's retry is counted and its wait; the good reads' are not.
+	if r := histogram[int64](t, ms, "iamretry.client.call.retries", method); r.Count != 1 || r.Sum != 1 {
+		t.Fatalf("retries %+v, want one call with 1 retry (the good reads are none)", r)
+	}
+	if d := histogram[float64](t, ms, "iamretry.client.call.retry_delay", method); d.Count != 1 || d.Sum != 1.5 {
+		t.Fatalf("retry_delay %+v, want one call that waited 1.5 s to retry", d)
+	}
+}
+
+// TestWaitVisibleGoodReadsAreNoFailures: three good reads are reported as
+// what they are on every outlet: observers see two Confirming reports with
+// Err nil and no final report (nothing was retried), the log says
+// "confirming" at Debug, the span gets iamretry.confirm events, and the
+// metrics count one call that succeeded, with no retries.
+func TestWaitVisibleGoodReadsAreNoFailures(t *testing.T) {
+	t.Parallel()
+	type entry struct {
+		level  logging.Level
+		msg    string
+		reason any
+	}
+	var logged []entry
+	l := logging.LoggerFunc(func(_ context.Context, lv logging.Level, msg string, fields ...any) {
+		e := entry{level: lv, msg: msg}
+		for i := 0; i+1 < len(fields); i += 2 {
+			switch fields[i] {
+			case "iamretry.reason":
+				e.reason = fields[i+1]
+			case "grpc.status", "error":
+				t.Errorf("a good read logged %s=%v", fields[i], fields[i+1])
+			}
+		}
+		logged = append(logged, e)
+	})
+	h := newHarnessOf(t, []interceptor.Option{interceptor.WithLogger(l)}, withMeter(), withSpans())
+	s := &readScript{}
+	var err error
+	events := h.traced(func(ctx context.Context) {
+		_, err = interceptor.WaitVisible(ctx, h.r, "get robot", s.read)
+	})
+	if err != nil || s.reads != 3 {
+		t.Fatalf("%d reads, %v; want 3 good reads", s.reads, err)
+	}
+	if len(h.attempts) != 2 {
+		t.Fatalf("observed %+v; want 2 Confirming reports", h.attempts)
+	}
+	for i, a := range h.attempts {
+		if a.Reason != interceptor.Confirming || a.Err != nil || a.N != i+1 || !a.Retrying || a.Wait != 1500*time.Millisecond {
+			t.Fatalf("report %d: %+v; want Confirming, Err nil, N %d, a 1.5 s wait", i, a, i+1)
+		}
+	}
+	wantLog := []entry{
+		{logging.LevelDebug, "iamretry: good read, confirming", "confirming"},
+		{logging.LevelDebug, "iamretry: good read, confirming", "confirming"},
+	}
+	if !slices.Equal(logged, wantLog) {
+		t.Fatalf("logged %+v\nwant %+v", logged, wantLog)
+	}
+	if len(events) != 2 {
+		t.Fatalf("span events %+v; want 2 iamretry.confirm", events)
+	}
+	for i, e := range events {
+		want := map[string]string{"iamretry.attempt": fmt.Sprint(i + 1), "iamretry.reason": "confirming", "iamretry.wait": "1.5"}
+		if e.Name != "iamretry.confirm" || !sameKVs(e.Attributes, want) {
+			t.Fatalf("span event %d: %s %v; want iamretry.confirm %v", i, e.Name, e.Attributes, want)
+		}
+	}
+	ms := h.collect()
+	method := map[string]string{"grpc.method": "other"}
+	if n, ok := sum(t, ms, "iamretry.client.calls", method); !ok || n != 1 {
+		t.Fatalf("calls %d (found %v); want 1 that succeeded", n, ok)
+	}
+	for _, name := range []string{"iamretry.client.call.retries", "iamretry.client.call.retry_delay", "iamretry.client.call.gave_up"} {
+		if n := points(ms, name); n != 0 {
+			t.Fatalf("%s has %d points; want none (no retry, no give-up)", name, n)
+		}
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"google.golang.org/api/option"
 	grpccodes "google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -54,5 +55,24 @@ func TestZeroRetrierPanicsAtOnce(t *testing.T) {
 	_ = r.RoundTripper(http.DefaultTransport)
 	if err := r.Do(context.Background(), "op", func(context.Context) error { return nil }); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestNotBuiltSaysOneThing: every face that meets a Retrier not built by
+// New says so in the same words: a method's panic, WaitVisible's and
+// NewClient's errors.
+func TestNotBuiltSaysOneThing(t *testing.T) {
+	t.Parallel()
+	const want = "the Retrier was not built by interceptor.New (a zero or nil Retrier has no schedule, clock, classifier or budget): build it with interceptor.New"
+	zero := &interceptor.Retrier{}
+	said := map[string]string{"Do's panic": fmt.Sprint(mustPanic(t, func() { _ = zero.Do(context.Background(), "op", nil) }))}
+	_, err := interceptor.WaitVisible(context.Background(), zero, "read", func(context.Context) (int, error) { return 0, nil })
+	said["WaitVisible"] = fmt.Sprint(err)
+	_, err = interceptor.NewClient(context.Background(), zero, func(context.Context, ...option.ClientOption) (*struct{}, error) { return &struct{}{}, nil })
+	said["NewClient"] = fmt.Sprint(err)
+	for face, msg := range said {
+		if !strings.Contains(msg, want) {
+			t.Errorf("%s said %q; want it to say %q", face, msg, want)
+		}
 	}
 }

@@ -79,21 +79,6 @@ func (e *limitError) GRPCStatus() *status.Status {
 	return status.New(grpccodes.InvalidArgument, e.Error())
 }
 
-// conflictError is a FAILED_PRECONDITION answer to a write that a fresh read
-// showed to be a concurrent change (the etag moved): it is retried as an
-// ABORTED would be, and reports ABORTED while wrapping the server's error.
-type conflictError struct{ err error }
-
-func (e *conflictError) Error() string {
-	return fmt.Sprintf("concurrent change (the etag moved since the read): %v", e.err)
-}
-
-func (e *conflictError) Unwrap() error { return e.err }
-
-func (e *conflictError) GRPCStatus() *status.Status {
-	return status.New(grpccodes.Aborted, e.Error())
-}
-
 // leftError is returned to a caller whose context ended before its result
 // was known: its gRPC code is the context's (CANCELED or DEADLINE_EXCEEDED)
 // and it wraps the context's error and cause.

@@ -16,16 +16,19 @@ import (
 	"github.com/iamretry/iamretry/interceptor"
 )
 
-// Built reports whether r was built by interceptor.New: each method of a
-// Retrier that was not panics, naming New.
-func Built(r *interceptor.Retrier) (ok bool) {
+// NotBuilt returns the error interceptor gives a Retrier not built by
+// interceptor.New (each of its methods panics with it), or nil.
+func NotBuilt(r *interceptor.Retrier) (err error) {
 	defer func() {
-		if recover() != nil {
-			ok = false
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%v", p)
+			if e, ok := p.(error); ok && errors.Unwrap(e) != nil {
+				err = errors.Unwrap(e) // the message, without the method that panicked
+			}
 		}
 	}()
 	r.Backoff()
-	return true
+	return nil
 }
 
 // IsNil reports whether v, a client given to a constructor, is nil: the nil
@@ -79,11 +82,10 @@ func Check[C any, O ~func(*C)](pkg string, c any, clientHint string, r *intercep
 	if IsNil(c) {
 		*errs = append(*errs, errors.New("NewUpdater needs a Client ("+clientHint+"); got nil"))
 	}
-	switch {
-	case r == nil:
+	if r == nil {
 		*errs = append(*errs, errors.New("NewUpdater needs the *interceptor.Retrier it runs on; got nil (build one with interceptor.New)"))
-	case !Built(r):
-		*errs = append(*errs, errors.New("NewUpdater: the Retrier was not built by interceptor.New (a zero Retrier has no schedule, clock or budget): build it with interceptor.New"))
+	} else if err := NotBuilt(r); err != nil {
+		*errs = append(*errs, fmt.Errorf("NewUpdater: %w", err))
 	}
 	for i, o := range opts {
 		if o == nil {
