@@ -177,10 +177,10 @@
 // (cloud-platform scope when none is named). That client is built outside
 // the constructor, so the constructor's private defaults (default scopes
 // and audience, self-signed JWTs, automatic mTLS endpoint selection) do not
-// reach it: set option.WithEndpoint yourself where you need it. The options
-// it applies that a constructor refuses beside WithHTTPClient
-// (WithQuotaProject, WithRequestReason, WithClientCertSource) are not passed
-// on to the constructor.
+// reach it: set option.WithEndpoint yourself where you need it. Every
+// option is passed on to the constructor too, with its option validation
+// off (it refuses WithQuotaProject, WithRequestReason and
+// WithClientCertSource beside WithHTTPClient; the client built applied them).
 //
 // # Waiting for a new resource
 //
