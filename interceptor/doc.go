@@ -69,8 +69,9 @@
 // interceptor under them multiplies attempts. NewClient and NewRESTClient
 // turn gax's retries off; for a client built by hand, DisableGAXRetries.
 // When a layer above still retries a call the Retrier retried and gave up
-// on, the Retrier notices on the failure path (the same context, or the
-// same request value within seconds) and reports it: the span event
+// on, the Retrier notices on the failure path (a request of the same
+// content under the same context, or the same request value within
+// seconds; a loop over other resources never matches) and reports it: the span event
 // iamretry.stacked, the counter iamretry.client.call.stacked{grpc.method},
 // and once per method a Warn through WithLogger naming the fix. It cannot
 // see a layer that retries only after a success, or with a fresh context
