@@ -147,8 +147,9 @@
 // that is retried is drained and closed. A request owned by Do, WaitVisible
 // or Transact (and so every Updater) passes straight through. With WithPerAttemptTimeout each
 // attempt runs under the timeout until its body is closed, and an attempt
-// it cuts fails with GRPCStatus DEADLINE_EXCEEDED without wrapping
-// context.DeadlineExceeded. An error response with a nil Body is empty; one
+// it cuts fails with GRPCStatus DEADLINE_EXCEEDED; the error a call ends
+// with wraps context.DeadlineExceeded, unless an owner above is to retry
+// it. An error response with a nil Body is empty; one
 // whose body read fails is returned with the bytes read, then the error.
 //
 // # Wiring a client

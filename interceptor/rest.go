@@ -269,6 +269,11 @@ func (c *restCall) retry() (*http.Response, error) {
 		discard(c.last)
 		c.last = nil
 	}
+	if te, ok := err.(*attemptTimeoutError); ok {
+		// No owner above retries it: the caller gets what net/http's own
+		// timeouts give, an error that is context.DeadlineExceeded.
+		err = &attemptTimeoutError{d: te.d, err: te.err, final: true}
+	}
 	return nil, err
 }
 

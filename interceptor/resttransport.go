@@ -200,17 +200,29 @@ func wrapTransport(err error) error {
 // attemptTimeoutError is what an attempt cut by the Retrier's own
 // per-attempt timeout (WithPerAttemptTimeout) returns, while the caller's
 // context lives: DEADLINE_EXCEEDED, as grpc-go reports an attempt whose
-// deadline passed. Like gRPC's status error, it does not wrap
-// context.DeadlineExceeded: the caller's context did not end, so neither
-// codes.OfError nor an owner above takes it for the caller's own deadline,
-// and an owner retries it as Transient.
+// deadline passed. While it may be retried (by the engine, or by an owner
+// above: Do, WaitVisible, Transact, an Updater) it does not wrap
+// context.DeadlineExceeded, so that no one takes it for the caller's own
+// deadline and an owner retries it as Transient. The error a call without
+// an owner ends with (final) wraps context.DeadlineExceeded and base's
+// error, as net/http's own timeouts do.
 type attemptTimeoutError struct {
-	d   time.Duration
-	err error // base's error, for the message
+	d     time.Duration
+	err   error // base's error
+	final bool
 }
 
 func (e *attemptTimeoutError) Error() string {
 	return "iamretry: attempt cut by the per-attempt timeout (" + e.d.String() + "): " + e.err.Error()
+}
+
+// Unwrap is context.DeadlineExceeded and base's error once final; nothing
+// before.
+func (e *attemptTimeoutError) Unwrap() []error {
+	if !e.final {
+		return nil
+	}
+	return []error{context.DeadlineExceeded, e.err}
 }
 
 // GRPCStatus is DEADLINE_EXCEEDED.
