@@ -127,11 +127,14 @@
 // with a status of 400 or above is decided as a failed gRPC call: the
 // classifier gets the *googleapi.Error that googleapi.CheckResponse builds
 // (the JSON body's status first, else the HTTP status; a 429 with
-// Retry-After counts as one with RetryInfo). A connection failure from the
-// base transport (refused, reset, EOF, closed, an HTTP/2 stream, GOAWAY or
-// connection error, a transport timeout) is UNAVAILABLE: the error returned
-// keeps base's text and chain (errors.Is finds syscall.ECONNRESET) and has
-// GRPCStatus UNAVAILABLE; TLS failures and context errors stay as they are.
+// Retry-After counts as one with RetryInfo). An error from the base
+// transport for a well-formed request whose context lives (refused, reset,
+// EOF, an HTTP/2 stream or GOAWAY error, a timeout, anything else) is
+// UNAVAILABLE, as go-retryablehttp retries it: the error returned keeps
+// base's text and chain (errors.Is finds syscall.ECONNRESET) and has
+// GRPCStatus UNAVAILABLE. TLS failures, context errors, an error with a code
+// of its own or one whose Temporary() says false (a token endpoint's 400),
+// and a request net/http refuses to send stay as they are.
 // Safety is asked under the gRPC method the request transcodes to (the IAM
 // services' google.api.http rules, matched by host and path, and the
 // :getIamPolicy, :setIamPolicy and :testIamPermissions mixins on any host),

@@ -213,7 +213,7 @@ func (c *restCall) failed(resp *http.Response, err error) (*http.Response, error
 	if owned(c.req.Context()) {
 		if err != nil {
 			// The owner above classifies it: as the same failure over gRPC.
-			return resp, wrapTransport(err)
+			return resp, wrapTransport(c.req, err)
 		}
 		return resp, nil
 	}
@@ -381,7 +381,7 @@ func (c *restCall) request(ctx context.Context, n int) (*http.Request, error) {
 // 429's Retry-After as RetryInfo.)
 func (c *restCall) absorb(resp *http.Response, err error) error {
 	if err != nil {
-		err = wrapTransport(err)
+		err = wrapTransport(c.req, err)
 		c.last, c.lastErr = nil, err
 		return err
 	}
