@@ -83,7 +83,9 @@ func NewClient[C any](ctx context.Context, r *Retrier, newClient func(context.Co
 // of the one given with option.WithHTTPClient, or else one built from opts
 // (the package doc's "Wiring a client" says how, and what that changes). On
 // a GAPIC client gax's retries are turned off and its timeouts bound each
-// attempt instead of the call. The caller's context still wins.
+// attempt instead of the call; its operations client is private to it, so
+// pass gax.WithRetry(nil) to an operation's Poll and Wait. The caller's
+// context still wins.
 //
 // Bad input gets an error naming it and no client: a nil or unbuilt r, a nil
 // newClient, a nil option, option.WithGRPCConn, an http.Client Timeout

@@ -161,9 +161,11 @@
 // retries seven methods itself through gax (List/Get/Update/Delete
 // ServiceAccount, List/Get/DeleteServiceAccountKey), and each of its
 // attempts would run the interceptor's whole schedule. NewClient and
-// NewRESTClient turn gax's retries off for every method (and for the
+// NewRESTClient turn gax's retries off for every method (and for a gRPC
 // client's LROClient), as DisableGAXRetries does by appending
-// gax.WithRetry(nil) to a copy of each method's options.
+// gax.WithRetry(nil) to a copy of each method's options. A GAPIC REST
+// client keeps its operations client private (its LROClient is nil): pass
+// gax.WithRetry(nil) to an operation's Poll and Wait.
 //
 // A GAPIC method's gax timeout (60 s on 15 of the admin client's 31
 // methods) is a context deadline on the whole call, and a context deadline
