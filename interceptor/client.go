@@ -74,24 +74,19 @@ func NewClient[C any](ctx context.Context, r *Retrier, newClient func(context.Co
 }
 
 // NewRESTClient builds a GAPIC REST client (iamapi.NewIamPolicyRESTClient,
-// resourcemanager.NewProjectsRESTClient, ...) or a discovery service
-// (google.golang.org/api/iam/v1.NewService, ...) wired to r:
+// ...) or a discovery service (iam/v1.NewService, ...) wired to r:
 //
 //	svc, err := interceptor.NewRESTClient(ctx, r, iam.NewService, opts...)
 //
-// r's RoundTripper wraps the transport of the client's *http.Client: a copy
-// of the one given with option.WithHTTPClient, or else one built from opts
-// (the package doc's "Wiring a client" says how, and what that changes). On
-// a GAPIC client gax's retries are turned off and its timeouts bound each
-// attempt instead of the call; its operations client is private to it, so
-// pass gax.WithRetry(nil) to an operation's Poll and Wait. The caller's
-// context still wins.
+// r's RoundTripper wraps the transport of a copy of the option.WithHTTPClient
+// client, or of one built from opts (the package doc's "Wiring a client").
+// gax's retries are off and its timeouts bound each attempt; an operation's
+// Poll and Wait need gax.WithRetry(nil) (the operations client is private).
 //
-// Bad input gets an error naming it and no client: a nil or unbuilt r, a nil
-// newClient, a nil option, option.WithGRPCConn, an http.Client Timeout
-// shorter than r's retry deadline or a Transport that is already a
-// Retrier's RoundTripper, a gRPC constructor (use NewClient), a nil client.
-// The constructor's own error is returned unchanged.
+// Bad input gets an error naming it and no client: a nil or unbuilt r or
+// constructor, a nil option, option.WithGRPCConn, a given client whose Timeout
+// is shorter than r's deadline or whose Transport is a Retrier's, a gRPC
+// constructor (use NewClient). The constructor's own error is unchanged.
 func NewRESTClient[C any](ctx context.Context, r *Retrier, newClient func(context.Context, ...option.ClientOption) (C, error), opts ...option.ClientOption) (C, error) {
 	var zero C
 	const fn = "NewRESTClient"

@@ -94,8 +94,7 @@ func (e *UnconfirmedError) Error() string {
 // error unchanged, an *UnconfirmedError when the last read was good, or,
 // when ctx ends during a wait, an error with the context's code wrapping one
 // of those. A nil or unbuilt r, a nil read or option, invalid values and a
-// count above the attempt cap (MaxAttemptsContext's, else r's
-// WithMaxAttempts) are refused before any read.
+// count above the attempt cap (ctx's, else r's) are refused before any read.
 func WaitVisible[T any](ctx context.Context, r *Retrier, name string, read func(context.Context) (T, error), opts ...VisibleOption) (T, error) {
 	var zero T
 	c := visibleConfig{reads: DefaultConsecutiveReads, pdRetries: defaultPermissionDeniedRetries}
