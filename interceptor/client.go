@@ -13,8 +13,11 @@ import (
 
 	gax "github.com/googleapis/gax-go/v2"
 	"google.golang.org/api/option"
+	"google.golang.org/api/option/internaloption"
+	gtransport "google.golang.org/api/transport/grpc"
 	htransport "google.golang.org/api/transport/http"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 )
 
 // cloudPlatformScope is the scope NewRESTClient asks for when opts name none.
@@ -39,7 +42,7 @@ const cloudPlatformScope = "https://www.googleapis.com/auth/cloud-platform"
 func NewClient[C any](ctx context.Context, r *Retrier, newClient func(context.Context, ...option.ClientOption) (C, error), opts ...option.ClientOption) (C, error) {
 	var zero C
 	const fn = "NewClient"
-	if err := checkClientArgs(fn, r, newClient == nil, opts); err != nil {
+	if err := checkClientArgs(ctx, fn, r, newClient == nil, opts); err != nil {
 		return zero, err
 	}
 	ci := &clientInterceptor{r: r}
@@ -70,29 +73,30 @@ func NewClient[C any](ctx context.Context, r *Retrier, newClient func(context.Co
 	return c, nil
 }
 
-// NewRESTClient builds a GAPIC REST client (admin.NewIamRESTClient, ...) or a
-// discovery service (google.golang.org/api/iam/v1.NewService, ...) wired to r:
+// NewRESTClient builds a GAPIC REST client (iamapi.NewIamPolicyRESTClient,
+// ...) or a discovery service (iam/v1.NewService, ...) wired to r:
 //
 //	svc, err := interceptor.NewRESTClient(ctx, r, iam.NewService, opts...)
 //
-// r's RoundTripper wraps the transport of the client's *http.Client: a copy
-// of the one given with option.WithHTTPClient, or else one built from opts
-// (the package doc's "Wiring a client" says how, and what that changes). On
-// a GAPIC client gax's retries are turned off and its timeouts bound each
-// attempt instead of the call. The caller's context still wins.
+// r's RoundTripper wraps the transport of a copy of the option.WithHTTPClient
+// client, or of one built from opts (the package doc's "Wiring a client").
+// gax's retries are off and its timeouts bound each attempt; an operation's
+// Poll and Wait need gax.WithRetry(nil) (the operations client is private).
 //
-// Bad input gets an error naming it and no client: a nil or unbuilt r, a nil
-// newClient, a nil option, option.WithGRPCConn, an http.Client Timeout
-// shorter than r's retry deadline or a Transport that is already a
-// Retrier's RoundTripper, a gRPC constructor (use NewClient), a nil client.
-// The constructor's own error is returned unchanged.
+// Bad input gets an error naming it and no client: a nil or unbuilt r or
+// constructor, a nil option, option.WithGRPCConn, a given client whose Timeout
+// is shorter than r's deadline or whose Transport is a Retrier's, a gRPC
+// constructor (use NewClient). The constructor's own error is unchanged.
 func NewRESTClient[C any](ctx context.Context, r *Retrier, newClient func(context.Context, ...option.ClientOption) (C, error), opts ...option.ClientOption) (C, error) {
 	var zero C
 	const fn = "NewRESTClient"
-	if err := checkClientArgs(fn, r, newClient == nil, opts); err != nil {
+	if err := checkClientArgs(ctx, fn, r, newClient == nil, opts); err != nil {
 		return zero, err
 	}
-	given := givenHTTPClient(opts)
+	given, err := givenHTTPClient(ctx, opts)
+	if err != nil {
+		return zero, fmt.Errorf("iamretry: %s: %w", fn, err)
+	}
 	if given != nil && given.Timeout > 0 && (r.cfg.deadline == 0 || given.Timeout < r.cfg.deadline) {
 		dl := "none (WithDeadline(0))"
 		if r.cfg.deadline > 0 {
@@ -106,26 +110,27 @@ func NewRESTClient[C any](ctx context.Context, r *Retrier, newClient func(contex
 		}
 	}
 	base := given
+	copts := slices.Clip(opts)
 	if base == nil {
 		hc, _, err := htransport.NewClient(ctx, append([]option.ClientOption{option.WithScopes(cloudPlatformScope)}, opts...)...)
 		if err != nil {
 			return zero, err
 		}
 		base = hc
+		// The client built from opts applies them all (and validated
+		// them); the constructor refuses some of them (a quota project, a
+		// request reason, a client certificate) beside option.WithHTTPClient,
+		// and with a client given uses none of those.
+		copts = append(copts, internaloption.SkipDialSettingsValidation())
 	}
 	hc := *base // a copy: the caller's client keeps its transport
 	rt := r.RoundTripper(base.Transport).(*transport)
 	hc.Transport = rt
-	copts := slices.Clip(opts)
-	if given == nil {
-		// The client built from opts applies these; the constructor refuses
-		// them beside option.WithHTTPClient.
-		copts = slices.DeleteFunc(slices.Clone(opts), func(o option.ClientOption) bool {
-			return o != nil && builtInto[optionKind(o)]
-		})
-	}
 	c, err := newClient(ctx, append(copts, option.WithHTTPClient(&hc))...)
 	if err != nil {
+		if grpcConstructor(ctx, newClient) {
+			return zero, fmt.Errorf("iamretry: %s: the constructor builds a gRPC client (it refused the HTTP client: %v): use NewClient, which adds the interceptor; NewRESTClient takes a REST constructor (iamapi.NewIamPolicyRESTClient, ...) or a discovery NewService", fn, err)
+		}
 		return zero, err
 	}
 	v := reflect.ValueOf(&c).Elem()
@@ -152,17 +157,8 @@ func NewRESTClient[C any](ctx context.Context, r *Retrier, newClient func(contex
 	return c, nil
 }
 
-// builtInto are the options (by type name in package option) that the HTTP
-// client NewRESTClient builds from opts applies, and that a constructor
-// refuses beside option.WithHTTPClient: they are not passed on to it.
-var builtInto = map[string]bool{
-	"withQuotaProject":     true,
-	"withRequestReason":    true,
-	"withClientCertSource": true,
-}
-
 // checkClientArgs refuses what NewClient and NewRESTClient cannot use.
-func checkClientArgs(fn string, r *Retrier, nilCtor bool, opts []option.ClientOption) error {
+func checkClientArgs(ctx context.Context, fn string, r *Retrier, nilCtor bool, opts []option.ClientOption) error {
 	var errs []error
 	switch {
 	case r == nil:
@@ -173,45 +169,97 @@ func checkClientArgs(fn string, r *Retrier, nilCtor bool, opts []option.ClientOp
 	if nilCtor {
 		errs = append(errs, fmt.Errorf("iamretry: %s: the constructor is nil: pass one such as admin.NewIamClient", fn))
 	}
+	nils := false
 	for i, o := range opts {
 		if o == nil {
+			nils = true
 			errs = append(errs, fmt.Errorf("iamretry: %s: option %d of %d is nil: leave an unset option out of opts", fn, i+1, len(opts)))
-			continue
 		}
-		if optionKind(o) == "withGRPCConn" {
-			errs = append(errs, fmt.Errorf("iamretry: %s: option %d of %d is option.WithGRPCConn: a connection made elsewhere ignores the dial option that adds the interceptor; give the dial options instead (or add r.UnaryClientInterceptor() to that connection and call DisableGAXRetries)", fn, i+1, len(opts)))
+	}
+	if !nils {
+		if i := connGiven(ctx, opts); i > 0 {
+			errs = append(errs, fmt.Errorf("iamretry: %s: option %d of %d is option.WithGRPCConn (or a connection pool): a connection made elsewhere ignores the dial option that adds the interceptor; give the dial options instead (or add r.UnaryClientInterceptor() to that connection and call DisableGAXRetries)", fn, i, len(opts)))
 		}
 	}
 	return errors.Join(errs...)
 }
 
-// optionKind is the name of an option's type in package option
-// ("withHTTPClient"), or "" for an option of another package.
-func optionKind(o option.ClientOption) string {
-	t := reflect.TypeOf(o)
-	if t.Kind() == reflect.Pointer {
-		t = t.Elem()
+// givenHTTPClient returns the client of the option.WithHTTPClient in opts
+// that wins, or nil: google.golang.org/api/transport/http.NewClient returns
+// that client as given, and a sentinel put first shows whether opts hold
+// one. No client is built, nor any credential read.
+func givenHTTPClient(ctx context.Context, opts []option.ClientOption) (*http.Client, error) {
+	resolve := func(sentinel *http.Client) (*http.Client, error) {
+		all := append([]option.ClientOption{option.WithHTTPClient(sentinel)}, opts...)
+		// Validation is the constructor's: beside a client it refuses
+		// options that NewRESTClient applies to the client it builds.
+		hc, _, err := htransport.NewClient(ctx, append(all, internaloption.SkipDialSettingsValidation())...)
+		return hc, err
 	}
-	if t.PkgPath() != "google.golang.org/api/option" {
-		return ""
+	a, b := &http.Client{}, &http.Client{}
+	hc, err := resolve(a)
+	if err != nil || hc == a {
+		return nil, err
 	}
-	return t.Name()
+	if again, err := resolve(b); err != nil || again != hc {
+		return nil, err // option.WithHTTPClient(nil) came last: a client was built, none given
+	}
+	return hc, nil
 }
 
-// givenHTTPClient returns the client of the last option.WithHTTPClient in
-// opts (the one that wins), or nil.
-func givenHTTPClient(opts []option.ClientOption) *http.Client {
-	var hc *http.Client
-	for _, o := range opts {
-		if o == nil || optionKind(o) != "withHTTPClient" {
-			continue
-		}
-		v := reflect.ValueOf(o)
-		if v.Kind() == reflect.Struct && v.NumField() == 1 && v.Field(0).Type() == reflect.TypeFor[*http.Client]() {
-			hc = (*http.Client)(v.Field(0).UnsafePointer())
+// newProbeConn returns a connection that is never used (it is never asked
+// to connect), to learn what options and constructors do with one.
+func newProbeConn() (*grpc.ClientConn, error) {
+	return grpc.NewClient("passthrough:///iamretry.invalid", grpc.WithTransportCredentials(insecure.NewCredentials()))
+}
+
+// connGiven returns the position (from 1) of the option in opts that
+// hands the client a connection made elsewhere (option.WithGRPCConn, or a
+// connection pool), or 0: google.golang.org/api/transport/grpc.DialPool
+// returns that connection as given, and a probe put first shows whether
+// opts hold one. Nothing is dialled.
+func connGiven(ctx context.Context, opts []option.ClientOption) int {
+	probe, err := newProbeConn()
+	if err != nil {
+		return 0
+	}
+	defer probe.Close()
+	gives := func(opts []option.ClientOption) bool {
+		all := append([]option.ClientOption{option.WithGRPCConn(probe)}, opts...)
+		pool, err := gtransport.DialPool(ctx, append(all, internaloption.SkipDialSettingsValidation())...)
+		return err == nil && pool.Conn() != probe
+	}
+	if !gives(opts) {
+		return 0
+	}
+	for i := range opts {
+		if gives(opts[:i+1]) {
+			return i + 1
 		}
 	}
-	return hc
+	return len(opts)
+}
+
+// grpcConstructor reports whether newClient builds a gRPC client: given a
+// probe connection alone, it builds one whose Connection() is not nil (a
+// REST constructor refuses the connection).
+func grpcConstructor[C any](ctx context.Context, newClient func(context.Context, ...option.ClientOption) (C, error)) bool {
+	probe, err := newProbeConn()
+	if err != nil {
+		return false
+	}
+	defer probe.Close()
+	c, err := newClient(ctx, option.WithGRPCConn(probe))
+	if err != nil {
+		return false
+	}
+	v := reflect.ValueOf(&c).Elem()
+	if isNilValue(v) {
+		return false
+	}
+	conn, ok := connectionOf(v)
+	closeClient(v)
+	return ok && conn
 }
 
 // isNilValue reports whether v (the client, of the constructor's type C)
@@ -317,19 +365,35 @@ func offGAX(callOptions any, timeouts map[string]time.Duration) error {
 }
 
 // gaxTimeout is the timeout opts give a call (gax.WithTimeout; the last
-// wins), read from gax's resolved CallSettings.
+// wins), 0 when none: gax.Invoke, given a context without a deadline, hands
+// its call one that ends after the timeout. The timeout lies between what
+// is left of that deadline inside the call and how far it is from just
+// before Invoke; of a few reads, the roundest value within the tightest
+// bounds is taken (exact for a whole number of microseconds).
 func gaxTimeout(opts []gax.CallOption) time.Duration {
-	var s gax.CallSettings
-	for _, o := range opts {
-		if o != nil {
-			o.Resolve(&s)
+	opts = slices.DeleteFunc(slices.Clone(opts), func(o gax.CallOption) bool { return o == nil })
+	lo, hi := time.Duration(0), time.Duration(-1)
+	for range 3 {
+		start := time.Now()
+		_ = gax.Invoke(context.Background(), func(ctx context.Context, _ gax.CallSettings) error {
+			if dl, ok := ctx.Deadline(); ok {
+				lo = max(lo, time.Until(dl))
+				if h := dl.Sub(start); hi < 0 || h < hi {
+					hi = h
+				}
+			}
+			return nil
+		}, opts...)
+		if hi < 0 {
+			return 0 // no timeout
 		}
 	}
-	f := reflect.ValueOf(&s).Elem().FieldByName("timeout")
-	if !f.IsValid() || f.Kind() != reflect.Int64 {
-		return 0
+	for unit := time.Second; unit >= time.Microsecond; unit /= 10 {
+		if d := hi.Truncate(unit); d > 0 && d >= lo {
+			return d
+		}
 	}
-	return time.Duration(f.Int())
+	return hi
 }
 
 // clientInterceptor is the interceptor NewClient adds: r's, with each

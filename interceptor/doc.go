@@ -71,8 +71,9 @@
 // interceptor under them multiplies attempts. NewClient and NewRESTClient
 // turn gax's retries off; for a client built by hand, DisableGAXRetries.
 // When a layer above still retries a call the Retrier retried and gave up
-// on, the Retrier notices on the failure path (the same context, or the
-// same request value within seconds) and reports it: the span event
+// on, the Retrier notices on the failure path (a request of the same
+// content under the same context, or the same request value within
+// seconds; a loop over other resources never matches) and reports it: the span event
 // iamretry.stacked, the counter iamretry.client.call.stacked{grpc.method},
 // and once per method a Warn through WithLogger naming the fix. It cannot
 // see a layer that retries only after a success, or with a fresh context
@@ -128,11 +129,14 @@
 // with a status of 400 or above is decided as a failed gRPC call: the
 // classifier gets the *googleapi.Error that googleapi.CheckResponse builds
 // (the JSON body's status first, else the HTTP status; a 429 with
-// Retry-After counts as one with RetryInfo). A connection failure from the
-// base transport (refused, reset, EOF, closed, an HTTP/2 stream, GOAWAY or
-// connection error, a transport timeout) is UNAVAILABLE: the error returned
-// keeps base's text and chain (errors.Is finds syscall.ECONNRESET) and has
-// GRPCStatus UNAVAILABLE; TLS failures and context errors stay as they are.
+// Retry-After counts as one with RetryInfo). An error from the base
+// transport for a well-formed request whose context lives (refused, reset,
+// EOF, an HTTP/2 stream or GOAWAY error, a timeout, anything else) is
+// UNAVAILABLE, as go-retryablehttp retries it: the error returned keeps
+// base's text and chain (errors.Is finds syscall.ECONNRESET) and has
+// GRPCStatus UNAVAILABLE. TLS failures, context errors, an error with a code
+// of its own or one whose Temporary() says false (a token endpoint's 400),
+// and a request net/http refuses to send stay as they are.
 // Safety is asked under the gRPC method the request transcodes to (the IAM
 // services' google.api.http rules, matched by host and path, and the
 // :getIamPolicy, :setIamPolicy and :testIamPermissions mixins on any host),
@@ -148,8 +152,9 @@
 // that is retried is drained and closed. A request owned by Do, WaitVisible
 // or Transact (and so every Updater) passes straight through. With WithPerAttemptTimeout each
 // attempt runs under the timeout until its body is closed, and an attempt
-// it cuts fails with GRPCStatus DEADLINE_EXCEEDED without wrapping
-// context.DeadlineExceeded. An error response with a nil Body is empty; one
+// it cuts fails with GRPCStatus DEADLINE_EXCEEDED; the error a call ends
+// with wraps context.DeadlineExceeded, unless an owner above is to retry
+// it. An error response with a nil Body is empty; one
 // whose body read fails is returned with the bytes read, then the error.
 //
 // # Wiring a client
@@ -158,9 +163,11 @@
 // retries seven methods itself through gax (List/Get/Update/Delete
 // ServiceAccount, List/Get/DeleteServiceAccountKey), and each of its
 // attempts would run the interceptor's whole schedule. NewClient and
-// NewRESTClient turn gax's retries off for every method (and for the
+// NewRESTClient turn gax's retries off for every method (and for a gRPC
 // client's LROClient), as DisableGAXRetries does by appending
-// gax.WithRetry(nil) to a copy of each method's options.
+// gax.WithRetry(nil) to a copy of each method's options. A GAPIC REST
+// client keeps its operations client private (its LROClient is nil): pass
+// gax.WithRetry(nil) to an operation's Poll and Wait.
 //
 // A GAPIC method's gax timeout (60 s on 15 of the admin client's 31
 // methods) is a context deadline on the whole call, and a context deadline
@@ -179,10 +186,10 @@
 // (cloud-platform scope when none is named). That client is built outside
 // the constructor, so the constructor's private defaults (default scopes
 // and audience, self-signed JWTs, automatic mTLS endpoint selection) do not
-// reach it: set option.WithEndpoint yourself where you need it. The options
-// it applies that a constructor refuses beside WithHTTPClient
-// (WithQuotaProject, WithRequestReason, WithClientCertSource) are not passed
-// on to the constructor.
+// reach it: set option.WithEndpoint yourself where you need it. Every
+// option is passed on to the constructor too, with its option validation
+// off (it refuses WithQuotaProject, WithRequestReason and
+// WithClientCertSource beside WithHTTPClient; the client built applied them).
 //
 // # Waiting for a new resource
 //

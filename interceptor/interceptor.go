@@ -100,12 +100,24 @@ func (r *Retrier) interceptSlow(ctx context.Context, method string, req, reply a
 		g := &grpcCall{r: r, method: method, req: req, reply: reply, cc: cc, invoker: invoker, opts: opts}
 		return g.retry(ctx, err)
 	}
-	g := &grpcCall{r: r, method: method, req: req, reply: reply, cc: cc, invoker: invoker, opts: opts, perAttempt: perAttempt}
-	if r.cfg.pushback {
-		// Every attempt reads its trailer.
-		g.trailer = new(metadata.MD)
-		g.opts = append(opts[:len(opts):len(opts)], grpc.Trailer(g.trailer))
+	if !r.cfg.pushback {
+		// The first attempt runs before the call's state is built, so that
+		// a call that succeeds at once allocates only its attempt's
+		// context (as gax's own timeout would).
+		cut, err := firstAttempt(ctx, method, req, reply, cc, invoker, opts, perAttempt)
+		if err == nil {
+			if r.m != nil {
+				r.m.succeeded(method)
+			}
+			return nil
+		}
+		g := &grpcCall{r: r, method: method, req: req, reply: reply, cc: cc, invoker: invoker, opts: opts, perAttempt: perAttempt, cut: cut}
+		return g.retry(ctx, err)
 	}
+	// WithPushback: every attempt reads its trailer.
+	g := &grpcCall{r: r, method: method, req: req, reply: reply, cc: cc, invoker: invoker, opts: opts, perAttempt: perAttempt}
+	g.trailer = new(metadata.MD)
+	g.opts = append(opts[:len(opts):len(opts)], grpc.Trailer(g.trailer))
 	return g.first(ctx)
 }
 
@@ -214,6 +226,15 @@ func (g *grpcCall) attempt(ctx context.Context, d time.Duration) error {
 	err := g.invoker(actx, g.method, g.req, g.reply, g.cc, g.opts...)
 	g.cut = own.ranOut(ctx, err)
 	return err
+}
+
+// firstAttempt runs a call's first attempt under its per-attempt timeout
+// d (> 0), as grpcCall.attempt does, and says whether it was cut.
+func firstAttempt(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts []grpc.CallOption, d time.Duration) (cut bool, err error) {
+	actx, cancel, own := attemptDeadline(ctx, d)
+	defer cancel()
+	err = invoker(actx, method, req, reply, cc, opts...)
+	return err != nil && own.ranOut(ctx, err), err
 }
 
 // withAttempt returns ctx with the attempt's number in its outgoing metadata

@@ -3,6 +3,7 @@ package interceptor
 import (
 	"bytes"
 	"context"
+	"hash/fnv"
 	"io"
 	"net/http"
 	"strconv"
@@ -212,7 +213,7 @@ func (c *restCall) failed(resp *http.Response, err error) (*http.Response, error
 	if owned(c.req.Context()) {
 		if err != nil {
 			// The owner above classifies it: as the same failure over gRPC.
-			return resp, wrapTransport(err)
+			return resp, wrapTransport(c.req, err)
 		}
 		return resp, nil
 	}
@@ -267,6 +268,11 @@ func (c *restCall) retry() (*http.Response, error) {
 		// response's error, and that response is released.
 		discard(c.last)
 		c.last = nil
+	}
+	if te, ok := err.(*attemptTimeoutError); ok {
+		// No owner above retries it: the caller gets what net/http's own
+		// timeouts give, an error that is context.DeadlineExceeded.
+		err = &attemptTimeoutError{d: te.d, err: te.err, final: true}
 	}
 	return nil, err
 }
@@ -375,7 +381,7 @@ func (c *restCall) request(ctx context.Context, n int) (*http.Request, error) {
 // 429's Retry-After as RetryInfo.)
 func (c *restCall) absorb(resp *http.Response, err error) error {
 	if err != nil {
-		err = wrapTransport(err)
+		err = wrapTransport(c.req, err)
 		c.last, c.lastErr = nil, err
 		return err
 	}
@@ -447,10 +453,24 @@ func (c *restCall) bodyBytes() ([]byte, bool) {
 	return b, err == nil
 }
 
-// message is the request, for the stacked-layers detector: a context
-// match over REST also needs the same method and URL (GAPIC builds a new
-// request per attempt, so the request value itself rarely matches).
+// message is the request, for the stacked-layers detector (GAPIC builds a
+// new request per attempt, so over REST the context is what matches).
 func (c *restCall) message() any { return c.req }
+
+// contentSum is the fingerprint of the request's content for the
+// stacked-layers detector: its method, URL and body (some methods, such as
+// QueryGrantableRoles, name their resource in the body); 0 when the body
+// cannot be read again (streamed once).
+func (c *restCall) contentSum() uint64 {
+	b, ok := c.bodyBytes()
+	if !ok {
+		return 0
+	}
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(c.req.Method + " " + c.req.URL.String() + "\n"))
+	_, _ = h.Write(b)
+	return h.Sum64() | 1 // never 0
+}
 
 // serverWait is the server's word on the wait that only the response
 // carries: Retry-After, a floor under the wait (a RetryInfo in the JSON

@@ -99,6 +99,13 @@ const (
 	restUnmapped  = "https://api.example.com/v1/things/a"
 )
 
+// notTemporary is an error that says retrying cannot help (as
+// cloud.google.com/go/auth's *auth.Error says of a token endpoint's 400).
+type notTemporary struct{}
+
+func (notTemporary) Error() string   { return "token endpoint: 400 invalid_grant" }
+func (notTemporary) Temporary() bool { return false }
+
 func connReset(op string) error {
 	return &net.OpError{Op: op, Net: "tcp", Err: os.NewSyscallError(op, syscall.ECONNRESET)}
 }
@@ -146,15 +153,27 @@ func TestRESTTransportErrorsRetriedAsUnavailable(t *testing.T) {
 		{"tls.CertificateVerificationError", "GET", restGetSA, &tls.CertificateVerificationError{Err: x509.HostnameError{Host: "x"}}, 1, interceptor.NotRetryable, codes.Permanent},
 		{"server refused the client certificate", "GET", restGetSA, &net.OpError{Op: "remote error", Err: tls.AlertError(42)}, 1, interceptor.NotRetryable, codes.Permanent},
 		{"x509 expired", "GET", restGetSA, x509.CertificateInvalidError{Reason: x509.Expired}, 1, interceptor.NotRetryable, codes.Permanent},
-		{"unsupported protocol scheme (ported: go-retryablehttp)", "GET", restGetSA, errors.New(`unsupported protocol scheme "ftp"`), 1, interceptor.NotRetryable, codes.Permanent},
-		{"invalid header (ported: go-retryablehttp)", "GET", restGetSA, errors.New(`net/http: invalid header field name "a b"`), 1, interceptor.NotRetryable, codes.Permanent},
-		{"wrapped io.EOF after a complete response", "GET", restGetSA, fmt.Errorf("read trailer: %w", io.EOF), 1, interceptor.NotRetryable, codes.Permanent},
-		{"an opaque error", "GET", restGetSA, errors.New("something else"), 1, interceptor.NotRetryable, codes.Permanent},
+		// ported: go-retryablehttp baseRetryPolicy (a request net/http refuses
+		// before sending it), decided by the request, not the message
+		{"unsupported protocol scheme (ported: go-retryablehttp)", "GET", "ftp://iam.googleapis.com/v1/projects/p", errors.New(`unsupported protocol scheme "ftp"`), 1, interceptor.NotRetryable, codes.Permanent},
+		{"invalid header (ported: go-retryablehttp)", "GET", restGetSA + "#bad-header", errors.New(`net/http: invalid header field name "a b"`), 1, interceptor.NotRetryable, codes.Permanent},
+		// decided by behaviour (issue 32 item 2): any other failure of a
+		// well-formed request whose context lives is the transport's,
+		// UNAVAILABLE, as go-retryablehttp retries it
+		{"wrapped io.EOF", "GET", restGetSA, fmt.Errorf("read trailer: %w", io.EOF), 2, interceptor.Retry, codes.Transient},
+		{"an opaque error", "GET", restGetSA, errors.New("something else"), 2, interceptor.Retry, codes.Transient},
+		{"an opaque error, unsafe create", "POST", restCreateSA, errors.New("something else"), 1, interceptor.Unsafe, codes.Transient},
+		{"an error that says it is not temporary (a token endpoint's 400)", "GET", restGetSA, notTemporary{}, 1, interceptor.NotRetryable, codes.Permanent},
+		{"an error with a code of its own", "GET", restGetSA, status.Error(grpccodes.PermissionDenied, "no"), 1, interceptor.NotRetryable, codes.Permanent},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := newObserved(t)
 			base := &faultBase{errs: []error{tc.err}}
-			req, _ := http.NewRequest(tc.verb, tc.url, strings.NewReader(`{}`))
+			url, badHeader := strings.CutSuffix(tc.url, "#bad-header")
+			req, _ := http.NewRequest(tc.verb, url, strings.NewReader(`{}`))
+			if badHeader {
+				req.Header["a b"] = []string{"c"}
+			}
 			resp, err := o.r.RoundTripper(base).RoundTrip(req)
 			if base.calls != tc.calls {
 				t.Fatalf("%d calls, want %d (err %v)", base.calls, tc.calls, err)
@@ -174,6 +193,9 @@ func TestRESTTransportErrorsRetriedAsUnavailable(t *testing.T) {
 				t.Fatalf("err %v, want base's %v, unchanged in text and chain", err, tc.err)
 			}
 			want := grpccodes.Unknown
+			if st, ok := status.FromError(tc.err); ok {
+				want = st.Code()
+			}
 			if tc.class == codes.Transient {
 				want = grpccodes.Unavailable // as gRPC reports it
 			}

@@ -7,11 +7,15 @@ import (
 	"errors"
 	"io"
 	"net"
-	"reflect"
+	"net/http"
+	"net/url"
 	"strings"
 	"syscall"
 	"time"
 
+	"golang.org/x/net/http/httpguts"
+	"golang.org/x/net/http2"
+	"google.golang.org/api/googleapi"
 	grpccodes "google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -21,15 +25,16 @@ import (
 type transportKind uint8
 
 const (
-	// transportOther: not a failure of the connection the RoundTripper
-	// knows (a TLS verification failure, a context error, a malformed
-	// request, a wrapped io.EOF): left to the classifier as it is, so
-	// Permanent by default.
+	// transportOther: not a failure of the transport (a TLS verification
+	// failure, a context error, an error with a code of its own or that
+	// says retrying cannot help, a request net/http refuses to send): left
+	// to the classifier as it is, so Permanent by default.
 	transportOther transportKind = iota
-	// transportMaybeSent: the connection failed after the request may have
-	// reached the server (reset, closed before a response, unexpected EOF,
-	// net.ErrClosed, HTTP/2 stream or GOAWAY error, a read timeout):
-	// UNAVAILABLE, retried only when the request is safe to send again.
+	// transportMaybeSent: the transport failed after the request may have
+	// reached the server (reset, closed before a response, an HTTP/2 stream
+	// or GOAWAY error, a read timeout, any other failure of a well-formed
+	// request): UNAVAILABLE, retried only when the request is safe to send
+	// again.
 	transportMaybeSent
 	// transportNotSent: the connection was never made (the dial failed, the
 	// name did not resolve, the connection was refused): UNAVAILABLE, and
@@ -38,13 +43,16 @@ const (
 	transportNotSent
 )
 
-// classifyTransport sorts an error base returned. The error's type is the
-// proof: net/http reports a failed connect as a *net.OpError with Op
-// "dial" (ECONNREFUSED, a dial timeout, no route) or a *net.DNSError, before
-// a byte of the request is written; anything after that (a reset, an EOF in
-// the middle of the response) may follow a request the server acted on.
-// The RoundTripper therefore needs no httptrace on the success path.
-func classifyTransport(err error) transportKind {
+// classifyTransport sorts an error base returned for req, by behaviour, as
+// go-retryablehttp does: a well-formed request whose context did not end
+// and that got no response failed in the transport. The error's type proves
+// only that nothing was sent: net/http reports a failed connect as a
+// *net.OpError with Op "dial" (ECONNREFUSED, a dial timeout, no route) or
+// a *net.DNSError, before a byte of the request is written. An HTTP/2
+// stream error (x/net's, or net/http's own, which converts to it) may
+// follow a request the server acted on; so may anything else. The
+// RoundTripper therefore needs no httptrace on the success path.
+func classifyTransport(req *http.Request, err error) transportKind {
 	if err == nil || tlsVerifyFailure(err) ||
 		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return transportOther
@@ -54,27 +62,76 @@ func classifyTransport(err error) transportKind {
 		return transportNotSent
 	}
 	var op *net.OpError
-	if errors.As(err, &op) && op.Op == "dial" {
-		return transportNotSent
+	if errors.As(err, &op) {
+		if op.Op == "dial" {
+			return transportNotSent
+		}
+		return transportMaybeSent // a read or write on the connection failed
 	}
+	var (
+		stream http2.StreamError
+		goAway http2.GoAwayError
+		conn   http2.ConnectionError
+		ne     net.Error
+	)
 	switch {
-	case err == io.EOF:
-		// io.EOF itself, as net/http returns it when the connection closed
-		// before a response began (the server may have read the request).
-		// An io.EOF that another layer wrapped (after a complete response,
-		// say) is that layer's to explain: it is left to the classifier.
-		return transportMaybeSent
-	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.ECONNABORTED), errors.Is(err, syscall.EPIPE),
-		errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, net.ErrClosed), http2Failure(err):
+	case errors.As(err, &stream), errors.As(err, &goAway), errors.As(err, &conn), errors.As(err, &ne) && ne.Timeout(),
+		errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.ECONNABORTED), errors.Is(err, syscall.EPIPE),
+		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, net.ErrClosed):
 		return transportMaybeSent
 	}
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
-		// A transport's own timeout (http.Transport's ResponseHeaderTimeout,
-		// a read deadline): the caller's context lives (checked above).
-		return transportMaybeSent
+	if hasVerdict(err) || malformed(req) {
+		return transportOther
 	}
-	return transportOther
+	return transportMaybeSent
+}
+
+// hasVerdict reports whether err says what it is on its own: a code (a
+// gRPC status, a *googleapi.Error), or that retrying cannot help
+// (Temporary() false, as cloud.google.com/go/auth's *auth.Error says of a
+// token endpoint's 400).
+func hasVerdict(err error) bool {
+	if ue, ok := err.(*url.Error); ok {
+		err = ue.Err // its Temporary is its Err's, or false for an Err without one
+	}
+	var (
+		coded interface{ GRPCStatus() *status.Status }
+		api   *googleapi.Error
+		temp  interface{ Temporary() bool }
+	)
+	if errors.As(err, &coded) || errors.As(err, &api) {
+		return true
+	}
+	// The net package's Temporary is deprecated: false for most failures
+	// of a connection. Only another error's counts.
+	if !errors.As(err, &temp) {
+		return false
+	}
+	_, isNet := temp.(net.Error)
+	return !isNet && !temp.Temporary()
+}
+
+// malformed reports whether net/http refuses to send req whatever the
+// network does: a scheme other than http or https, no host, an invalid
+// method or header.
+func malformed(req *http.Request) bool {
+	if req.URL.Scheme != "http" && req.URL.Scheme != "https" || req.URL.Host == "" {
+		return true
+	}
+	if req.Method != "" && strings.IndexFunc(req.Method, func(r rune) bool { return !httpguts.IsTokenRune(r) }) >= 0 {
+		return true
+	}
+	for k, vs := range req.Header {
+		if !httpguts.ValidHeaderFieldName(k) {
+			return true
+		}
+		for _, v := range vs {
+			if !httpguts.ValidHeaderFieldValue(v) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // tlsVerifyFailure reports whether err is a failed TLS certificate
@@ -95,66 +152,6 @@ func tlsVerifyFailure(err error) bool {
 	return errors.As(err, &verify) || errors.As(err, &unknown) || errors.As(err, &invalid) ||
 		errors.As(err, &hostname) || errors.As(err, &roots) || errors.As(err, &record) ||
 		(errors.As(err, &alert) && strings.Contains(alert.Error(), "certificate"))
-}
-
-// http2Errors are the HTTP/2 errors a client transport returns when a
-// stream or its connection failed, by package path and type name: the ones
-// net/http bundles (unexported) and golang.org/x/net/http2's, matched by
-// name so that neither package is linked in for it.
-var http2Errors = map[[2]string]bool{
-	{"net/http", "http2StreamError"}:               true,
-	{"net/http", "http2GoAwayError"}:               true,
-	{"net/http", "http2ConnectionError"}:           true,
-	{"golang.org/x/net/http2", "StreamError"}:      true,
-	{"golang.org/x/net/http2", "GoAwayError"}:      true,
-	{"golang.org/x/net/http2", "ConnectionError"}:  true,
-	{"net/http/internal/http2", "StreamError"}:     true, // should net/http move its copy
-	{"net/http/internal/http2", "GoAwayError"}:     true,
-	{"net/http/internal/http2", "ConnectionError"}: true,
-}
-
-// http2LostConn is the message of the error both HTTP/2 transports return
-// when the connection was lost under a stream (errClientConnLost); it has
-// no type of its own.
-const http2LostConn = "http2: client connection lost"
-
-// http2Failure reports whether err's chain holds an HTTP/2 stream,
-// GOAWAY or connection error.
-func http2Failure(err error) bool {
-	found := false
-	walkErrors(err, func(e error) bool {
-		t := reflect.TypeOf(e)
-		if t.Kind() == reflect.Pointer {
-			t = t.Elem()
-		}
-		if http2Errors[[2]string{t.PkgPath(), t.Name()}] || e.Error() == http2LostConn {
-			found = true
-		}
-		return found
-	})
-	return found
-}
-
-// walkErrors calls f on err and every error it wraps, depth first, until f
-// returns true.
-func walkErrors(err error, f func(error) bool) bool {
-	if err == nil {
-		return false
-	}
-	if f(err) {
-		return true
-	}
-	switch u := err.(type) {
-	case interface{ Unwrap() error }:
-		return walkErrors(u.Unwrap(), f)
-	case interface{ Unwrap() []error }:
-		for _, e := range u.Unwrap() {
-			if walkErrors(e, f) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // transportError is what the RoundTripper returns for an attempt that
@@ -184,11 +181,11 @@ func (e *transportError) Timeout() bool {
 
 // wrapTransport returns err as the RoundTripper reports it: a
 // *transportError when it is a failure of the connection, else err.
-func wrapTransport(err error) error {
+func wrapTransport(req *http.Request, err error) error {
 	if _, done := err.(*transportError); done {
 		return err
 	}
-	switch classifyTransport(err) {
+	switch classifyTransport(req, err) {
 	case transportMaybeSent:
 		return &transportError{err: err}
 	case transportNotSent:
@@ -200,17 +197,29 @@ func wrapTransport(err error) error {
 // attemptTimeoutError is what an attempt cut by the Retrier's own
 // per-attempt timeout (WithPerAttemptTimeout) returns, while the caller's
 // context lives: DEADLINE_EXCEEDED, as grpc-go reports an attempt whose
-// deadline passed. Like gRPC's status error, it does not wrap
-// context.DeadlineExceeded: the caller's context did not end, so neither
-// codes.OfError nor an owner above takes it for the caller's own deadline,
-// and an owner retries it as Transient.
+// deadline passed. While it may be retried (by the engine, or by an owner
+// above: Do, WaitVisible, Transact, an Updater) it does not wrap
+// context.DeadlineExceeded, so that no one takes it for the caller's own
+// deadline and an owner retries it as Transient. The error a call without
+// an owner ends with (final) wraps context.DeadlineExceeded and base's
+// error, as net/http's own timeouts do.
 type attemptTimeoutError struct {
-	d   time.Duration
-	err error // base's error, for the message
+	d     time.Duration
+	err   error // base's error
+	final bool
 }
 
 func (e *attemptTimeoutError) Error() string {
 	return "iamretry: attempt cut by the per-attempt timeout (" + e.d.String() + "): " + e.err.Error()
+}
+
+// Unwrap is context.DeadlineExceeded and base's error once final; nothing
+// before.
+func (e *attemptTimeoutError) Unwrap() []error {
+	if !e.final {
+		return nil
+	}
+	return []error{context.DeadlineExceeded, e.err}
 }
 
 // GRPCStatus is DEADLINE_EXCEEDED.

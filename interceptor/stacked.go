@@ -3,12 +3,10 @@ package interceptor
 import (
 	"context"
 	"hash/fnv"
-	"net/http"
 	"reflect"
 	"strings"
 	"sync"
 	"time"
-	"weak"
 
 	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/logging"
 	"go.opentelemetry.io/otel/attribute"
@@ -25,19 +23,20 @@ import (
 //   - When a gRPC call or REST request gives up after retrying (its retry
 //     deadline, attempt cap, budget, the server's pushback, or a context
 //     deadline too near for the next wait), the Retrier records its method,
-//     its context, and for gRPC its request (held weakly: a weak.Pointer, so
-//     the table keeps no request alive) and a fingerprint of the request's
-//     content, in a small table of stackSlots entries (the oldest is
+//     its context, the address of its request (an address only: the table
+//     keeps no request alive) and a fingerprint of the request's content
+//     (a gRPC request's deterministic encoding; a REST request's method,
+//     URL and body), in a small table of stackSlots entries (the oldest is
 //     overwritten).
 //   - When a later call of the same method fails its first attempt, it is
-//     a stacked retry when it carries the same request value within
-//     stackReqWindow of the give-up (gax retries pass the same request; so
-//     does a loop of the caller's own), or the same context and a request
-//     of the same content within stackCtxWindow (gax retries pass the same
-//     context; a loop over other resources that shares one context is not
-//     a retry). A GAPIC REST client builds a new request per attempt, so
-//     over REST the context is what matches, with a request of the same
-//     method and URL (the resource; the body is not read).
+//     a stacked retry when its request has the same content and either is
+//     the same request value within stackReqWindow of the give-up (a loop
+//     of the caller's own that passes it again) or comes under the same
+//     context within stackCtxWindow (gax retries pass the same context; a
+//     GAPIC REST client builds a new request per try). Content decides: a
+//     loop over other resources is never a retry, whether it reuses one
+//     request struct or one context. A request whose content cannot be
+//     read (a REST body streamed once) is never matched.
 //     context.Background and context.TODO carry no identity and never match
 //     (so over REST, a call under one of them is not seen); nor does a
 //     context that is not a pointer (a caller's own struct type).
@@ -65,9 +64,8 @@ const stackedEvent = "iamretry.stacked"
 type stackEntry struct {
 	method string
 	ctx    context.Context // nil: not comparable, or without identity
-	req    weak.Pointer[byte]
-	hasReq bool
-	sum    uint64 // the request's content fingerprint; 0: none
+	addr   uintptr         // the request's address; 0: none
+	sum    uint64          // the request's content fingerprint (never 0)
 	at     time.Time
 }
 
@@ -95,36 +93,36 @@ func identity(ctx context.Context) context.Context {
 	return ctx
 }
 
-// weakReq returns a weak pointer to the value req points to, if it is a
-// non-nil pointer.
-func weakReq(req any) (weak.Pointer[byte], bool) {
+// reqAddr returns the address req points to, or 0 when it is not a
+// non-nil pointer. It is compared only, never followed.
+func reqAddr(req any) uintptr {
 	v := reflect.ValueOf(req)
 	if !v.IsValid() || v.Kind() != reflect.Pointer || v.IsNil() || v.Type().Elem().Size() == 0 {
-		return weak.Pointer[byte]{}, false
-	}
-	return weak.Make((*byte)(v.UnsafePointer())), true
-}
-
-// fingerprint hashes a proto request's deterministic encoding, or a REST
-// request's method and URL (the resource it names; its body is not read);
-// 0 when req is neither (or cannot be encoded).
-func fingerprint(req any) uint64 {
-	h := fnv.New64a()
-	switch m := req.(type) {
-	case *http.Request:
-		if m.URL == nil {
-			return 0
-		}
-		_, _ = h.Write([]byte(m.Method + " " + m.URL.String()))
-	case proto.Message:
-		b, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
-		if err != nil {
-			return 0
-		}
-		_, _ = h.Write(b)
-	default:
 		return 0
 	}
+	return v.Pointer()
+}
+
+// contentSummer is a face whose request's content only it can read (the
+// REST face: a buffered body, or GetBody).
+type contentSummer interface{ contentSum() uint64 }
+
+// contentOf is the fingerprint of j's request content: the face's own, or
+// a proto request's deterministic encoding; 0 when it cannot be read.
+func contentOf(j *job) uint64 {
+	if f, ok := j.face.(contentSummer); ok {
+		return f.contentSum()
+	}
+	m, ok := j.face.message().(proto.Message)
+	if !ok {
+		return 0
+	}
+	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
+	if err != nil {
+		return 0
+	}
+	h := fnv.New64a()
+	_, _ = h.Write(b)
 	return h.Sum64() | 1 // never 0
 }
 
@@ -135,13 +133,11 @@ func (r *Retrier) stackCheck(ctx context.Context, j *job, now time.Time) {
 		return
 	}
 	id := identity(ctx)
-	req := j.face.message()
-	var w weak.Pointer[byte]
-	hasReq := false
-	if req != nil {
-		w, hasReq = weakReq(req)
+	addr := reqAddr(j.face.message())
+	if id == nil && addr == 0 {
+		return
 	}
-	var sum uint64
+	var sum uint64 // read only once an entry of the method is near enough
 	t := &r.stack
 	t.mu.Lock()
 	hit := -1
@@ -154,19 +150,16 @@ func (r *Retrier) stackCheck(ctx context.Context, j *job, now time.Time) {
 		if age < 0 || age > stackCtxWindow {
 			continue
 		}
-		if hasReq && e.hasReq && w == e.req && age <= stackReqWindow {
-			hit = i
-			break
+		sameReq := addr != 0 && e.addr == addr && age <= stackReqWindow
+		if !sameReq && (id == nil || e.ctx != id) {
+			continue
 		}
-		if id != nil && e.ctx == id {
-			if req != nil {
-				if sum == 0 {
-					sum = fingerprint(req)
-				}
-				if sum != e.sum {
-					continue
-				}
+		if sum == 0 {
+			if sum = contentOf(j); sum == 0 {
+				break // content unknown: never a match
 			}
+		}
+		if sum == e.sum {
 			hit = i
 			break
 		}
@@ -213,13 +206,12 @@ func (r *Retrier) stackGaveUp(ctx context.Context, j *job, a *Attempt, now time.
 	default:
 		return
 	}
-	e := stackEntry{method: j.method, ctx: identity(ctx), at: now}
-	if req := j.face.message(); req != nil {
-		e.req, e.hasReq = weakReq(req)
-		e.sum = fingerprint(req)
-	}
-	if e.ctx == nil && !e.hasReq {
+	e := stackEntry{method: j.method, ctx: identity(ctx), addr: reqAddr(j.face.message()), at: now}
+	if e.ctx == nil && e.addr == 0 {
 		return
+	}
+	if e.sum = contentOf(j); e.sum == 0 {
+		return // content unknown: nothing could match it
 	}
 	t := &r.stack
 	t.mu.Lock()

@@ -8,6 +8,7 @@ import (
 	grpccodes "google.golang.org/grpc/codes"
 
 	"github.com/iamretry/iamretry/codes"
+	"github.com/iamretry/iamretry/interceptor/internal/ctxforms"
 	"github.com/iamretry/iamretry/internal/googleerr"
 )
 
@@ -94,7 +95,7 @@ func (e *UnconfirmedError) Error() string {
 // error unchanged, an *UnconfirmedError when the last read was good, or,
 // when ctx ends during a wait, an error with the context's code wrapping one
 // of those. A nil or unbuilt r, a nil read or option, invalid values and a
-// count above r's WithMaxAttempts are refused before any read.
+// count above the attempt cap (ctx's, else r's) are refused before any read.
 func WaitVisible[T any](ctx context.Context, r *Retrier, name string, read func(context.Context) (T, error), opts ...VisibleOption) (T, error) {
 	var zero T
 	c := visibleConfig{reads: DefaultConsecutiveReads, pdRetries: defaultPermissionDeniedRetries}
@@ -113,8 +114,15 @@ func WaitVisible[T any](ctx context.Context, r *Retrier, name string, read func(
 	if read == nil {
 		c.errs = append(c.errs, errors.New("read is nil"))
 	}
-	if r != nil && r.cfg.maxAttempts > 0 && r.cfg.maxAttempts < c.reads {
-		c.errs = append(c.errs, fmt.Errorf("%d consecutive good reads cannot be made within the Retrier's WithMaxAttempts(%d)", c.reads, r.cfg.maxAttempts))
+	if r != nil {
+		// The context form wins, as on every face (0: no cap).
+		capped, by := r.cfg.maxAttempts, fmt.Sprintf("the Retrier's WithMaxAttempts(%d)", r.cfg.maxAttempts)
+		if k := ctxforms.Of(ctx); k.HasMaxAttempts {
+			capped, by = k.MaxAttempts, fmt.Sprintf("MaxAttemptsContext(ctx, %d)", k.MaxAttempts)
+		}
+		if capped > 0 && capped < c.reads {
+			c.errs = append(c.errs, fmt.Errorf("%d consecutive good reads cannot be made within %s", c.reads, by))
+		}
 	}
 	if len(c.errs) > 0 {
 		for i, e := range c.errs {

@@ -8,10 +8,8 @@
 //
 //	r, err := interceptor.New() // the Retrier your clients' interceptor uses
 //	if err != nil { ... }
-//	client, err := admin.NewIamClient(ctx,
-//		option.WithGRPCDialOption(grpc.WithChainUnaryInterceptor(r.UnaryClientInterceptor())))
+//	client, err := interceptor.NewClient(ctx, r, admin.NewIamClient)
 //	if err != nil { ... }
-//	if err := interceptor.DisableGAXRetries(client.CallOptions); err != nil { ... }
 //	u, err := role.NewUpdater(client, r) // or role.NewUpdater(iamv1.Roles(discoveryService), r)
 //	if err != nil { ... }
 //	got, err := u.Update(ctx, "projects/my-project/roles/deployer",

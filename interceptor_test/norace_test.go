@@ -1,0 +1,5 @@
+//go:build !race
+
+package interceptor_test
+
+const raceBuild = false
