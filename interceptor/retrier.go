@@ -99,6 +99,9 @@ type job struct {
 	resource      string // Attempt.Resource
 	disabled      bool   // Disable() was passed
 	retryNotFound bool
+	// quotas counts the retries after a quota rejection (their own
+	// exponent: quotaDelay).
+	quotas int
 	// rmw is what the engine knows of a read-modify-write (Transact,
 	// transact.go): its reruns after a conflict. Zero on the other faces.
 	rmw rmwJob
@@ -209,6 +212,10 @@ func (r *Retrier) run(ctx context.Context, j *job, err error) error {
 		if a.Class == codes.Conflict && r.m != nil {
 			r.m.conflict(ctx, j.method)
 		}
+		var began time.Time
+		if j.rmw.on {
+			began = c.clock.Now() // the conflict schedule scales to the rerun's duration
+		}
 		if err = j.again(ctx, n+1, r.attemptTimeout(j)); err == nil {
 			// The final report: only calls that were retried get one.
 			done := Attempt{Method: j.method, Resource: j.resource, N: n + 1, Reason: Succeeded, Elapsed: c.clock.Now().Sub(start)}
@@ -217,6 +224,9 @@ func (r *Retrier) run(ctx context.Context, j *job, err error) error {
 			return nil
 		}
 		now = c.clock.Now()
+		if j.rmw.on {
+			j.rmw.took = max(now.Sub(began), minRMW)
+		}
 	}
 }
 
@@ -267,8 +277,8 @@ func (r *Retrier) decide(ctx context.Context, j *job, err error) (codes.Class, R
 	case codes.Transient:
 		// An ambiguous outcome: the server may have acted. Only a request
 		// that is safe to send again is retried, unless the failure is a
-		// definite rejection (quota, with the server's delay).
-		if quotaRejection(j, err) {
+		// definite rejection (quota).
+		if isQuota(err) {
 			break
 		}
 		if j.face != nil && !j.face.safe() {
@@ -329,16 +339,26 @@ func (r *Retrier) schedule(ctx context.Context, j *job, start, now time.Time, n 
 	if j.maxAttempts > 0 && a.Class != codes.Conflict && n-j.rmw.reruns >= j.maxAttempts {
 		return MaxAttempts
 	}
+	// Each kind of failure has its own exponent: a conflict's is the
+	// call's conflicts (conflictWait), a quota rejection's its quota
+	// rejections; every other failure's counts the failures that are
+	// neither.
 	var wait time.Duration
 	confirm := false
-	if j.step != nil {
+	quota := a.Class == codes.Transient && isQuota(a.Err)
+	switch {
+	case j.step != nil:
 		var k int
 		k, confirm = j.step()
 		wait = c.backoff.Delay(k, c.random())
-	} else if a.Class == codes.Conflict && j.rmw.spread() {
+	case a.Class == codes.Conflict:
 		wait = r.conflictWait(ctx, j, start, now)
-	} else {
-		wait = c.backoff.Delay(n-1, c.random())
+	case quota && !serverDelay(j, a.Err):
+		wait = quotaDelay(j.quotas, c.random())
+	case quota: // the server's delay below is the floor
+		wait = c.backoff.Delay(j.quotas, c.random())
+	default:
+		wait = c.backoff.Delay(n-1-j.rmw.reruns-j.quotas, c.random())
 	}
 	// The server's word: A6's trailer sets the wait, or forbids the retry;
 	// RetryInfo is a floor under whichever wait applies.
@@ -382,6 +402,8 @@ func (r *Retrier) schedule(ctx context.Context, j *job, start, now time.Time, n 
 	}
 	if a.Class == codes.Conflict {
 		j.rmw.reruns++
+	} else if quota {
+		j.quotas++
 	}
 	a.Wait, a.Retrying = wait, true
 	return Retry
