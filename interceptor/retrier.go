@@ -100,8 +100,10 @@ type job struct {
 	disabled      bool   // Disable() was passed
 	retryNotFound bool
 	// quotas counts the retries after a quota rejection (their own
-	// exponent: quotaDelay).
-	quotas int
+	// exponent: quotaDelay); transients the retries after any other
+	// failure but a conflict since the last conflict (the Backoff's n: a
+	// conflict proves the server answered both the read and the write).
+	quotas, transients int
 	// rmw is what the engine knows of a read-modify-write (Transact,
 	// transact.go): its reruns after a conflict. Zero on the other faces.
 	rmw rmwJob
@@ -330,6 +332,23 @@ func (j *job) room(ctx context.Context, start, now time.Time) time.Duration {
 	return r
 }
 
+// fitLastRetry shortens a read-modify-write's wait after a transient
+// failure that would end past its earlier deadline to half the time left,
+// when that is at least the Backoff's Initial: giving up with time left
+// would lose the change (the conflict schedules fit the time left too).
+// So the last retries halve what is left, no closer than Initial apart; a
+// shorter room leaves the wait as it is (the call ends).
+func (r *Retrier) fitLastRetry(ctx context.Context, j *job, start, now time.Time, wait time.Duration) time.Duration {
+	room := j.room(ctx, start, now)
+	if wait < room {
+		return wait
+	}
+	if fit := room / 2; fit >= r.cfg.backoff.Initial {
+		return fit
+	}
+	return wait
+}
+
 // schedule picks the wait before attempt n+1 and checks it against the
 // attempt cap and both deadlines. It fills a.Wait and a.Retrying when the
 // wait may be started; a wait that would end after a deadline is never
@@ -342,7 +361,7 @@ func (r *Retrier) schedule(ctx context.Context, j *job, start, now time.Time, n 
 	// Each kind of failure has its own exponent: a conflict's is the
 	// call's conflicts (conflictWait), a quota rejection's its quota
 	// rejections; every other failure's counts the failures that are
-	// neither.
+	// neither since the last conflict.
 	var wait time.Duration
 	confirm := false
 	quota := a.Class == codes.Transient && isQuota(a.Err)
@@ -358,7 +377,10 @@ func (r *Retrier) schedule(ctx context.Context, j *job, start, now time.Time, n 
 	case quota: // the server's delay below is the floor
 		wait = c.backoff.Delay(j.quotas, c.random())
 	default:
-		wait = c.backoff.Delay(n-1-j.rmw.reruns-j.quotas, c.random())
+		wait = c.backoff.Delay(j.transients, c.random())
+		if j.rmw.on {
+			wait = r.fitLastRetry(ctx, j, start, now, wait)
+		}
 	}
 	// The server's word: A6's trailer sets the wait, or forbids the retry;
 	// RetryInfo is a floor under whichever wait applies.
@@ -400,10 +422,14 @@ func (r *Retrier) schedule(ctx context.Context, j *job, start, now time.Time, n 
 	if r.budget != nil && a.Class != codes.Conflict && !confirm && !r.budget.withdraw(now) {
 		return BudgetExhausted
 	}
-	if a.Class == codes.Conflict {
+	switch {
+	case a.Class == codes.Conflict:
 		j.rmw.reruns++
-	} else if quota {
+		j.transients = 0 // the read and the write got through: the outage, if any, is over
+	case quota:
 		j.quotas++
+	case j.step == nil:
+		j.transients++
 	}
 	a.Wait, a.Retrying = wait, true
 	return Retry

@@ -733,3 +733,35 @@ func TestTransactKindsHaveTheirOwnExponents(t *testing.T) {
 		}
 	})
 }
+
+// TestTransactFitsItsLastRetries (issue 28): a transient wait of a
+// read-modify-write that would end past the deadline is not the end while
+// time is left: the retries halve what is left, no closer than the
+// Backoff's Initial apart; the interceptor's call ends instead.
+func TestTransactFitsItsLastRetries(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	faults := make([]error, 20)
+	for i := range faults {
+		faults[i] = status.Error(grpccodes.Unavailable, "down")
+	}
+	s := &etagStore{readFaults: faults}
+	if _, err := interceptor.Transact(context.Background(), h.r, s.add("a")); status.Code(err) != grpccodes.Unavailable {
+		t.Fatalf("err %v, want the last UNAVAILABLE", err)
+	}
+	// 33.5 s of the documented waits; 32.5 s more would end past 60 s, so
+	// half of the 26.5 s left, and so on while half is at least 1 s.
+	want := secs(1.5, 2.5, 4.5, 8.5, 16.5, 13.25, 6.625, 3.3125, 1.65625)
+	if got := h.clock.Sleeps(); !slices.Equal(got, want) {
+		t.Fatalf("waits %v, want %v", got, want)
+	}
+	if a := h.attempts[len(h.attempts)-1]; a.Reason != interceptor.DeadlineReached {
+		t.Fatalf("last attempt %+v, want DeadlineReached", a)
+	}
+	h = newHarness(t)
+	sc := &script{errs: fail(grpccodes.Unavailable, 20)}
+	_ = h.call(context.Background(), sc, getPolicy, nil)
+	if got, want := h.clock.Sleeps(), secs(1.5, 2.5, 4.5, 8.5, 16.5); !slices.Equal(got, want) {
+		t.Fatalf("interceptor waits %v, want %v", got, want)
+	}
+}
