@@ -13,8 +13,8 @@ const marshalFailure = "grpc: error while marshaling"
 
 // sizeLimitReceived and sizeLimitSent start the messages of the
 // RESOURCE_EXHAUSTED status grpc-go returns when a message is over its
-// size limits (rpc_util.go, stream.go): a limit of the client's, not quota, which a
-// retry cannot change.
+// size limits (rpc_util.go, stream.go): a limit of the client's, not
+// quota, which a retry cannot change.
 const (
 	sizeLimitReceived = "grpc: received message larger than max"
 	sizeLimitSent     = "trying to send message larger than max"

@@ -159,22 +159,20 @@ func TestMeasureDenyContention(t *testing.T) {
 		{50, time.Second, 300 * time.Second},
 	} {
 		n, delay := tc.n, tc.delay
-		{
-			const seeds = 5
-			var writes, reads, polls, failed, most int
-			var landed time.Duration
-			for seed := range seeds {
-				run := contendWithin(t, "grpc", n, int64(seed+1), 0.2, 0.15, delay, tc.deadline)
-				writes += run.writes
-				reads += run.reads
-				polls += run.polls
-				failed += run.failed
-				most = max(most, run.maxWrites)
-				landed += run.allLanded
-			}
-			t.Logf("N=%d op delay %v deadline %v (%d seeds): %.2f writes/writer (most by one writer %d), %.2f reads/writer, %.2f polls/writer, failed %d, all landed after %v (mean virtual time)",
-				n, delay, tc.deadline, seeds, float64(writes)/float64(n*seeds), most, float64(reads)/float64(n*seeds), float64(polls)/float64(n*seeds), failed, (landed / seeds).Round(time.Millisecond))
+		const seeds = 5
+		var writes, reads, polls, failed, most int
+		var landed time.Duration
+		for seed := range seeds {
+			run := contendWithin(t, "grpc", n, int64(seed+1), 0.2, 0.15, delay, tc.deadline)
+			writes += run.writes
+			reads += run.reads
+			polls += run.polls
+			failed += run.failed
+			most = max(most, run.maxWrites)
+			landed += run.allLanded
 		}
+		t.Logf("N=%d op delay %v deadline %v (%d seeds): %.2f writes/writer (most by one writer %d), %.2f reads/writer, %.2f polls/writer, failed %d, all landed after %v (mean virtual time)",
+			n, delay, tc.deadline, seeds, float64(writes)/float64(n*seeds), most, float64(reads)/float64(n*seeds), float64(polls)/float64(n*seeds), failed, (landed / seeds).Round(time.Millisecond))
 	}
 }
 
