@@ -57,6 +57,10 @@ func Of(code grpccodes.Code) Class {
 		// what Google's APIs put in the body of a 500 they cannot name:
 		// an ambiguous outcome like INTERNAL.
 		return Transient
+	case grpccodes.ResourceExhausted:
+		// Quota: a definite rejection, retried once quota returns (the
+		// server's delay, else no sooner than 30 s).
+		return Transient
 	case grpccodes.NotFound:
 		return Propagation
 	case grpccodes.Aborted:
@@ -70,10 +74,10 @@ func Of(code grpccodes.Code) Class {
 // (fmt.Errorf("...: %w", st.Err())) to the first error of the chain, in the
 // order errors.As walks it, that carries a code, and classifies it:
 //
-//   - a gRPC status: by its code with Of, except that RESOURCE_EXHAUSTED is
-//     Transient when it carries a google.rpc.RetryInfo (the server says when
-//     quota returns) and that a failure the client produced before the server
-//     could act is Permanent: an UNAVAILABLE caused by TLS certificate
+//   - a gRPC status: by its code with Of, except that a failure the client
+//     produced before the server could act is Permanent: a
+//     RESOURCE_EXHAUSTED of gRPC's own message size limits ("grpc: received
+//     message larger than max", "trying to send message larger than max"), an UNAVAILABLE caused by TLS certificate
 //     verification (unknown authority, expired, wrong host name, a
 //     certificate the server refused) and an INTERNAL "grpc: error while
 //     marshaling" (a request gRPC cannot encode, such as invalid UTF-8 in a
@@ -82,16 +86,15 @@ func Of(code grpccodes.Code) Class {
 //     *apierror.APIError of a REST call: by the JSON error body's "status"
 //     (such as "ABORTED" or "ALREADY_EXISTS", both HTTP 409) when it has one,
 //     classified as its gRPC code is; else by the HTTP status: 500, 502, 503,
-//     504 Transient, 404 Propagation, 409 Conflict, 429 Transient only with a
-//     RetryInfo detail or a Retry-After header (seconds or an HTTP date, kept
-//     in googleapi.Error.Header), anything else Permanent.
+//     504 Transient, 404 Propagation, 409 Conflict, 429 Transient (a quota
+//     rejection: the interceptor waits its RetryInfo or Retry-After header,
+//     else at least 30 s), anything else Permanent.
 //
 // A nil error, an error that carries neither (it is never read as UNKNOWN
 // to classify it), and a context error of the
 // caller (context.Canceled or context.DeadlineExceeded, however wrapped) are
 // Permanent: retrying cannot help them. A gRPC status error as gRPC returns
-// it is classified without allocating, except a RESOURCE_EXHAUSTED one
-// (its details are decoded to look for RetryInfo).
+// it is classified without allocating.
 func OfError(err error) Class {
 	if err == nil {
 		return Permanent
@@ -120,17 +123,12 @@ func OfError(err error) Class {
 	return ofStatus(s.(googleerr.GRPCStatuser).GRPCStatus())
 }
 
-// ofStatus classifies a gRPC status: by its code, with the two exceptions
-// OfError lists (RESOURCE_EXHAUSTED with RetryInfo, client-side failures).
+// ofStatus classifies a gRPC status: by its code, with the exception
+// OfError lists (client-side failures).
 func ofStatus(st *status.Status) Class {
 	code := st.Code()
 	switch code {
-	case grpccodes.ResourceExhausted:
-		if googleerr.StatusHasRetryInfo(st) {
-			return Transient
-		}
-		return Permanent
-	case grpccodes.Unavailable, grpccodes.Internal:
+	case grpccodes.Unavailable, grpccodes.Internal, grpccodes.ResourceExhausted:
 		if clientSideFailure(code, st.Message()) {
 			return Permanent
 		}

@@ -15,12 +15,13 @@ import (
 
 func TestOfTable(t *testing.T) {
 	want := map[grpccodes.Code]Class{
-		grpccodes.Unavailable:      Transient,
-		grpccodes.Internal:         Transient,
-		grpccodes.DeadlineExceeded: Transient,
-		grpccodes.Unknown:          Transient, // grpc-go's code for a proxy's bare HTTP 500 (issue 19)
-		grpccodes.NotFound:         Propagation,
-		grpccodes.Aborted:          Conflict,
+		grpccodes.Unavailable:       Transient,
+		grpccodes.Internal:          Transient,
+		grpccodes.DeadlineExceeded:  Transient,
+		grpccodes.Unknown:           Transient, // grpc-go's code for a proxy's bare HTTP 500 (issue 19)
+		grpccodes.NotFound:          Propagation,
+		grpccodes.Aborted:           Conflict,
+		grpccodes.ResourceExhausted: Transient, // quota: a definite rejection (issue 28)
 	}
 	for c := grpccodes.Code(0); c <= 16; c++ {
 		w, ok := want[c]
@@ -88,12 +89,13 @@ func TestString(t *testing.T) {
 	}
 }
 
-// TestResourceExhaustedTransientOnlyWithRetryInfo: a quota error is retried
-// only when the server said when quota returns.
-func TestResourceExhaustedTransientOnlyWithRetryInfo(t *testing.T) {
+// TestResourceExhaustedIsTransient (issue 28): a quota error is retried,
+// with RetryInfo or without (the interceptor then waits at least 30 s);
+// gRPC's own message size limits, which quota never lifts, are not.
+func TestResourceExhaustedIsTransient(t *testing.T) {
 	bare := status.Error(grpccodes.ResourceExhausted, "quota")
-	if got := OfError(bare); got != Permanent {
-		t.Errorf("RESOURCE_EXHAUSTED without RetryInfo: %v, want Permanent", got)
+	if got := OfError(bare); got != Transient {
+		t.Errorf("RESOURCE_EXHAUSTED without RetryInfo: %v, want Transient", got)
 	}
 	st, err := status.New(grpccodes.ResourceExhausted, "quota").WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(5 * time.Second)})
 	if err != nil {
@@ -106,11 +108,17 @@ func TestResourceExhaustedTransientOnlyWithRetryInfo(t *testing.T) {
 		t.Errorf("wrapped RESOURCE_EXHAUSTED with RetryInfo: %v, want Transient", got)
 	}
 	other, _ := status.New(grpccodes.ResourceExhausted, "quota").WithDetails(&errdetails.QuotaFailure{})
-	if got := OfError(other.Err()); got != Permanent {
-		t.Errorf("RESOURCE_EXHAUSTED with QuotaFailure only: %v, want Permanent", got)
+	if got := OfError(other.Err()); got != Transient {
+		t.Errorf("RESOURCE_EXHAUSTED with QuotaFailure only: %v, want Transient", got)
 	}
-	if Of(grpccodes.ResourceExhausted) != Permanent {
-		t.Error("Of(RESOURCE_EXHAUSTED) must be Permanent: the code alone does not say when quota returns")
+	for _, msg := range []string{
+		"grpc: received message larger than max (5000 vs. 4096)",
+		"grpc: received message larger than max length allowed on current machine (1 vs. 2)",
+		"trying to send message larger than max (5000 vs. 4096)",
+	} {
+		if got := OfError(status.Error(grpccodes.ResourceExhausted, msg)); got != Permanent {
+			t.Errorf("RESOURCE_EXHAUSTED %q: %v, want Permanent (a size limit of gRPC's, not quota)", msg, got)
+		}
 	}
 }
 

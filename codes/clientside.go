@@ -11,6 +11,15 @@ import (
 // marshaling: ..."), before anything is sent.
 const marshalFailure = "grpc: error while marshaling"
 
+// sizeLimitReceived and sizeLimitSent start the messages of the
+// RESOURCE_EXHAUSTED status grpc-go returns when a message is over its
+// size limits (rpc_util.go, stream.go): a limit of the client's, not
+// quota, which a retry cannot change.
+const (
+	sizeLimitReceived = "grpc: received message larger than max"
+	sizeLimitSent     = "trying to send message larger than max"
+)
+
 // tlsVerifyFailures are texts that only a failed TLS certificate
 // verification puts into the UNAVAILABLE status grpc-go returns for a
 // connection it could not make ("connection error: desc = \"transport:
@@ -41,10 +50,13 @@ const remoteTLSAlert = "remote error: tls: "
 
 // clientSideFailure reports whether a status with code and message is a
 // failure the client produced before the server could act on the request:
-// a request that could not be marshalled (INTERNAL) or a TLS certificate
-// verification that failed (UNAVAILABLE). Retrying either cannot help.
+// a request that could not be marshalled (INTERNAL), a message over gRPC's
+// size limits (RESOURCE_EXHAUSTED) or a TLS certificate verification that
+// failed (UNAVAILABLE). Retrying cannot help.
 func clientSideFailure(code grpccodes.Code, msg string) bool {
 	switch code {
+	case grpccodes.ResourceExhausted:
+		return strings.HasPrefix(msg, sizeLimitReceived) || strings.HasPrefix(msg, sizeLimitSent)
 	case grpccodes.Internal:
 		return strings.HasPrefix(msg, marshalFailure)
 	case grpccodes.Unavailable:

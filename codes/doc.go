@@ -9,14 +9,15 @@
 //	                                          a proxy's bare HTTP 500)
 //	NOT_FOUND           404      Propagation  retried only when the caller opts in
 //	ABORTED             409      Conflict     the whole read-modify-write is rerun
-//	RESOURCE_EXHAUSTED  429      Transient    only with a google.rpc.RetryInfo or, over
-//	                                          REST, a Retry-After header (the server
-//	                                          says when quota returns; the wait is at
-//	                                          least its delay), else Permanent
+//	RESOURCE_EXHAUSTED  429      Transient    quota: a definite rejection, retried
+//	                                          whatever the method, after the server's
+//	                                          RetryInfo or Retry-After delay at least,
+//	                                          else no sooner than 30 s
 //	anything else                Permanent    returned at once
 //
 // Failures the client produced before the server could act are Permanent
-// whatever their code: an UNAVAILABLE caused by TLS certificate verification
+// whatever their code: a RESOURCE_EXHAUSTED of gRPC's own message size
+// limits, an UNAVAILABLE caused by TLS certificate verification
 // (unknown authority, expired, host name mismatch) and an INTERNAL "grpc:
 // error while marshaling" (a request that cannot be encoded).
 //

@@ -22,7 +22,7 @@ func ofREST(e error) (c Class, ok bool) {
 		// Without the googleapi.Error (gax keeps it unexported when it does
 		// not wrap it) the body's status is out of reach: its parsed details
 		// and the HTTP status are what is left.
-		return ofHTTP(ae.HTTPCode(), grpccodes.OK, ae.Details().RetryInfo != nil), true
+		return ofHTTP(ae.HTTPCode(), grpccodes.OK), true
 	}
 	return Permanent, false
 }
@@ -44,48 +44,28 @@ func restNode(e error) *googleapi.Error {
 
 // ofGoogleAPI classifies a REST error by its JSON body's status when it has
 // one, else by its HTTP status.
-//
-// A 429 whose response carried a valid Retry-After header counts as one
-// with RetryInfo: the server said when to come back, over HTTP.
 func ofGoogleAPI(e *googleapi.Error) Class {
-	st, retryInfo := googleerr.ParseBody(e.Body)
-	if !retryInfo {
-		retryInfo = googleerr.JSONHasRetryInfo(e.Details)
-	}
-	if !retryInfo && e.Code == http.StatusTooManyRequests {
-		retryInfo = googleerr.ValidRetryAfter(e.Header.Get("Retry-After"))
-	}
-	return ofHTTP(e.Code, st, retryInfo)
+	st, _ := googleerr.ParseBody(e.Body)
+	return ofHTTP(e.Code, st)
 }
 
 // ofHTTP classifies an HTTP error: by st, the gRPC code named by the body's
-// "status", when it is not OK; else by the HTTP status. retryInfo says
-// whether the error carries a google.rpc.RetryInfo.
-func ofHTTP(httpCode int, st grpccodes.Code, retryInfo bool) Class {
+// "status", when it is not OK; else by the HTTP status. A 429 (or a body's
+// RESOURCE_EXHAUSTED) is Transient: a quota rejection, retried once quota
+// returns (the server's RetryInfo or Retry-After says when; without it, no
+// sooner than 30 s).
+func ofHTTP(httpCode int, st grpccodes.Code) Class {
 	if st != grpccodes.OK {
-		if st == grpccodes.ResourceExhausted {
-			return quota(retryInfo)
-		}
 		return Of(st)
 	}
 	switch httpCode {
-	case http.StatusInternalServerError, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+	case http.StatusInternalServerError, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout,
+		http.StatusTooManyRequests:
 		return Transient
 	case http.StatusNotFound:
 		return Propagation
 	case http.StatusConflict:
 		return Conflict
-	case http.StatusTooManyRequests:
-		return quota(retryInfo)
-	}
-	return Permanent
-}
-
-// quota classifies RESOURCE_EXHAUSTED (429): Transient only when the server
-// said when to come back (RetryInfo).
-func quota(retryInfo bool) Class {
-	if retryInfo {
-		return Transient
 	}
 	return Permanent
 }

@@ -50,7 +50,7 @@ func TestOfErrorRESTStatusFirstThenHTTPCode(t *testing.T) {
 		{"403 PERMISSION_DENIED", 403, jsonError(403, "PERMISSION_DENIED", ""), Permanent},
 		{"500 body says UNKNOWN", 500, jsonError(500, "UNKNOWN", ""), Transient},
 		{"500 body says DATA_LOSS", 500, jsonError(500, "DATA_LOSS", ""), Permanent},
-		{"429 RESOURCE_EXHAUSTED", 429, jsonError(429, "RESOURCE_EXHAUSTED", ""), Permanent},
+		{"429 RESOURCE_EXHAUSTED", 429, jsonError(429, "RESOURCE_EXHAUSTED", ""), Transient},
 		{"429 RESOURCE_EXHAUSTED with RetryInfo", 429, jsonError(429, "RESOURCE_EXHAUSTED", retryInfoJSON), Transient},
 		// No status in the body: the HTTP status decides.
 		{"500 plain", 500, "internal error", Transient},
@@ -59,7 +59,7 @@ func TestOfErrorRESTStatusFirstThenHTTPCode(t *testing.T) {
 		{"504 plain", 504, "", Transient},
 		{"404 plain", 404, "Not Found", Propagation},
 		{"409 plain", 409, `{"error": {"code": 409, "message": "conflict"}}`, Conflict},
-		{"429 plain", 429, "slow down", Permanent},
+		{"429 plain", 429, "slow down", Transient},
 		{"429 RetryInfo, no status", 429, `{"error": {"code": 429, "message": "q", "details": [` + retryInfoJSON + `]}}`, Transient},
 		{"400 plain", 400, "bad", Permanent},
 		{"401 plain", 401, "", Permanent},
@@ -107,7 +107,7 @@ func TestOfErrorRESTAPIErrorWithoutBodyGoesByHTTPCode(t *testing.T) {
 		{502, "", Transient},
 		{404, "", Propagation},
 		{409, "", Conflict},
-		{429, "", Permanent},
+		{429, "", Transient},
 		{429, `{"error": {"code": 429, "message": "q", "status": "RESOURCE_EXHAUSTED", "details": [` + retryInfoJSON + `]}}`, Transient},
 		{403, "", Permanent},
 	} {
@@ -121,10 +121,11 @@ func TestOfErrorRESTAPIErrorWithoutBodyGoesByHTTPCode(t *testing.T) {
 	}
 }
 
-// TestOfError429RetryAfterIsRetryInfo (issue 19 item 5): a REST 429 whose
-// response carried a Retry-After (seconds or an HTTP date) is classified as
-// a 429 with RetryInfo, wherever the error is classified (the RoundTripper,
-// Retrier.Do, an Updater over a REST client); a malformed one is not.
+// TestOfError429RetryAfterIsRetryInfo (issue 19 item 5; issue 28): a REST
+// 429 is Transient with or without a Retry-After (seconds or an HTTP date),
+// malformed or not, wherever the error is classified (the RoundTripper,
+// Retrier.Do, an Updater over a REST client): the header changes the wait,
+// not the class.
 func TestOfError429RetryAfterIsRetryInfo(t *testing.T) {
 	for _, tc := range []struct {
 		name, retryAfter string
@@ -133,9 +134,9 @@ func TestOfError429RetryAfterIsRetryInfo(t *testing.T) {
 		{"seconds", "7", Transient},
 		{"zero", "0", Transient},
 		{"HTTP date", "Wed, 02 Dec 2026 10:00:00 GMT", Transient},
-		{"none", "", Permanent},
-		{"malformed", "soon", Permanent},
-		{"negative", "-3", Permanent},
+		{"none", "", Transient},
+		{"malformed", "soon", Transient},
+		{"negative", "-3", Transient},
 	} {
 		ge := restError(t, 429, jsonError(429, "RESOURCE_EXHAUSTED", ""))
 		if tc.retryAfter != "" {

@@ -120,16 +120,16 @@
 //     and HEAD are safe. Any other method, or a malformed name, is not.
 //
 // Two failures are retried whatever the method, because they prove nothing
-// was done: NOT_FOUND with the 404 opt-in, and a RESOURCE_EXHAUSTED (429)
-// that carries a delay. Over REST, so is a dial failure.
+// was done: NOT_FOUND with the 404 opt-in, and a RESOURCE_EXHAUSTED (429).
+// Over REST, so is a dial failure.
 //
 // # REST
 //
 // Retrier.RoundTripper runs the interceptor's engine for HTTP. A response
 // with a status of 400 or above is decided as a failed gRPC call: the
 // classifier gets the *googleapi.Error that googleapi.CheckResponse builds
-// (the JSON body's status first, else the HTTP status; a 429 with
-// Retry-After counts as one with RetryInfo). An error from the base
+// (the JSON body's status first, else the HTTP status; a 429's
+// Retry-After is its delay, as a RetryInfo's). An error from the base
 // transport for a well-formed request whose context lives (refused, reset,
 // EOF, an HTTP/2 stream or GOAWAY error, a timeout, anything else) is
 // UNAVAILABLE, as go-retryablehttp retries it: the error returned keeps
@@ -208,15 +208,36 @@
 // # Conflicts
 //
 // A read-modify-write (Transact, the policy Updater) reruns after a
-// concurrent change on a schedule of its own, SpreadConflicts by default.
+// concurrent change on a schedule of its own, ScaledConflicts by default.
 // With N writers on one policy a write that lands makes every read before
 // it stale, so the reads must be spread thin for writes to land; with 2 or 5
 // writers the losers should rerun soon. A caller cannot tell the two apart
-// at its first conflict (etags are opaque), so the first wait is
-// heavy-tailed (log-uniform in [80 ms, 18 s)) and later waits aim at the end
-// of the contention. The schedule was chosen by simulation (`iamretry
-// simulate --contention`) and checked with separate Updaters over the fake;
-// BENCHMARKS.md's contention table gives the figures and the schedules tried.
+// at its first conflict (etags are opaque), so the first wait is short on
+// the scale of the read-modify-write's own duration w (most draws within
+// 6w, the rest within 45w) and later waits aim at the end of the
+// contention (26 s, or 100w). Transact measures w by timing each rerun,
+// after a first failure only (100 ms until then), so that slow objects
+// (a deny policy's operation) spread their reruns further. The schedule
+// was chosen by simulation (`iamretry simulate --contention`) and checked
+// with separate Updaters over the fake; BENCHMARKS.md's contention table
+// gives the figures and the schedules tried.
+//
+// Each kind of failure has its own exponent: a conflict never lengthens
+// the wait after a transient failure (whose n counts the transient failures
+// since the last conflict), nor a quota rejection either. A transient wait
+// of a read-modify-write that would end past its deadline halves the time
+// left instead, while that is at least the Backoff's Initial: a change is
+// not given up with time left.
+//
+// # Quota
+//
+// A RESOURCE_EXHAUSTED (HTTP 429) is a definite rejection: retried on every
+// face, whatever the method. With the server's delay (RetryInfo, REST's
+// Retry-After, the pushback trailer) the wait is at least that delay; one
+// that would end past a deadline ends the call at once (the service-account
+// quota's RetryInfo of a day). Without one it is QuotaWait·2^k (k counting
+// the call's quota rejections) plus up to a tenth more: Google's rule for
+// quota errors, at least 30 s apart.
 //
 // # Metrics
 //

@@ -53,15 +53,33 @@ func trailerPushback(md metadata.MD) (time.Duration, pushbackState) {
 	return time.Duration(ms) * time.Millisecond, pushbackWait
 }
 
-// quotaRejection reports whether err is a definite rejection for quota
-// (RESOURCE_EXHAUSTED, HTTP 429) that carries the server's delay: a
-// RetryInfo, or over REST a Retry-After (j.face). The server did not act,
-// so, as an opted-in NOT_FOUND, it may be retried even when the request is
-// unsafe to send again.
-func quotaRejection(j *job, err error) bool {
-	if codes.CodeOf(err) != grpccodes.ResourceExhausted {
-		return false
-	}
+// isQuota reports whether err is a rejection for quota (RESOURCE_EXHAUSTED,
+// HTTP 429): a definite rejection, since the server did not act, so, as an
+// opted-in NOT_FOUND, it may be retried even when the request is unsafe to
+// send again, once its classifier calls it Transient.
+func isQuota(err error) bool { return codes.CodeOf(err) == grpccodes.ResourceExhausted }
+
+// QuotaWait is the shortest wait before a retry after a quota rejection
+// (RESOURCE_EXHAUSTED, HTTP 429) that carries no delay of the server's
+// (Google's rule for quota errors: retry at least 30 s apart, with
+// exponential intervals and randomness). The wait after the call's k-th
+// such rejection (k from 0) is QuotaWait·2^k plus a random fraction of up
+// to a tenth of that; maximum_backoff does not shorten it, and one that
+// would end past a deadline ends the call at once.
+const QuotaWait = 30 * time.Second
+
+// quotaDelay is the wait after the call's quota rejection k (k from 0)
+// without a server delay, for the uniform draw r.
+func quotaDelay(k int, r float64) time.Duration {
+	d := QuotaWait << min(max(k, 0), 10) // 8.5 h at most: any deadline ends first
+	return d + saturate(unit(r)*float64(d/10))
+}
+
+// serverDelay reports whether a quota rejection err carries the server's
+// word on the wait: a RetryInfo (delay 0 too), over REST a Retry-After, or
+// the A6 pushback trailer (j.face). Its delay is then a floor under the
+// Backoff's wait; without it, the wait is quotaDelay's.
+func serverDelay(j *job, err error) bool {
 	if _, ok := googleerr.RetryDelay(err); ok {
 		return true
 	}
@@ -73,7 +91,7 @@ func quotaRejection(j *job, err error) bool {
 	}
 	if j.face != nil {
 		_, state := j.face.serverWait()
-		return state == pushbackFloor
+		return state != pushbackNone
 	}
 	return false
 }

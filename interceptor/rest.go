@@ -152,8 +152,8 @@ func (c *restCall) first() (*http.Response, error) {
 // first attempt: under the gRPC method it maps to, or its "VERB /path"). A
 // request whose safety depends on its body (a setIamPolicy) is read to
 // decide. An unsafe request is not buffered for the rare failures that are
-// retried whatever the method (a dial failure, a 429 with a delay, an
-// opted-in 404): those end with Reason BodyNotReplayable.
+// retried whatever the method (a dial failure, a 429, an opted-in
+// 404): those end with Reason BodyNotReplayable.
 func (c *restCall) mayReplay() bool {
 	ctx := c.req.Context()
 	if owned(ctx) {
@@ -377,8 +377,8 @@ func (c *restCall) request(ctx context.Context, n int) (*http.Request, error) {
 // *transportError (UNAVAILABLE). A nil Body (net/http allows it from a
 // custom transport) is an empty one. A body whose read fails gives the
 // caller that error once the bytes read before it are consumed. (The
-// *googleapi.Error keeps the response's headers: codes.OfError reads a
-// 429's Retry-After as RetryInfo.)
+// *googleapi.Error keeps the response's headers: the engine reads a
+// 429's Retry-After as its delay.)
 func (c *restCall) absorb(resp *http.Response, err error) error {
 	if err != nil {
 		err = wrapTransport(c.req, err)

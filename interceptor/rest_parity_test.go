@@ -416,10 +416,11 @@ func (b *recvBase) RoundTrip(req *http.Request) (*http.Response, error) {
 	return &http.Response{StatusCode: 503, Header: http.Header{}, Body: io.NopCloser(strings.NewReader(`{"error":{"code":503,"status":"UNAVAILABLE"}}`)), Request: req}, nil
 }
 
-// Test429RetryAfterIsRetryInfo (issue 19 item 5): a 429 with Retry-After
-// (seconds or an HTTP date) is a 429 with RetryInfo: retried, waiting at
-// least the header's delay, even for a request unsafe to send again (a
-// definite rejection); a 429 with neither is returned at once.
+// Test429RetryAfterIsRetryInfo (issue 19 item 5; issue 28): a 429 with
+// Retry-After (seconds or an HTTP date) is a 429 with RetryInfo: retried,
+// waiting at least the header's delay, even for a request unsafe to send
+// again (a definite rejection); a 429 with neither (or a malformed header)
+// is retried too, no sooner than 30 s (30 s plus a tenth of it at most).
 func Test429RetryAfterIsRetryInfo(t *testing.T) {
 	t.Parallel()
 	quota := func(h http.Header) *http.Response {
@@ -441,8 +442,9 @@ func Test429RetryAfterIsRetryInfo(t *testing.T) {
 		}, 2, 30 * time.Second},
 		{"unsafe create, seconds", "POST", restCreateSA, func(time.Time) http.Header { return http.Header{"Retry-After": {"2"}} }, 2, 2 * time.Second},
 		{"unmapped POST, seconds", "POST", restUnmapped, func(time.Time) http.Header { return http.Header{"Retry-After": {"3"}} }, 2, 3 * time.Second},
-		{"no Retry-After", "GET", restGetSA, func(time.Time) http.Header { return http.Header{} }, 1, 0},
-		{"malformed Retry-After", "GET", restGetSA, func(time.Time) http.Header { return http.Header{"Retry-After": {"soon"}} }, 1, 0},
+		{"no Retry-After", "GET", restGetSA, func(time.Time) http.Header { return http.Header{} }, 2, interceptor.QuotaDelay(0, 0.5)},
+		{"unsafe create, no Retry-After", "POST", restCreateSA, func(time.Time) http.Header { return http.Header{} }, 2, interceptor.QuotaDelay(0, 0.5)},
+		{"malformed Retry-After", "GET", restGetSA, func(time.Time) http.Header { return http.Header{"Retry-After": {"soon"}} }, 2, interceptor.QuotaDelay(0, 0.5)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := newObserved(t)

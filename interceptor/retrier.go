@@ -110,6 +110,11 @@ type job struct {
 	resource      string // Attempt.Resource
 	disabled      bool   // Disable() was passed
 	retryNotFound bool
+	// quotas counts the retries after a quota rejection (their own
+	// exponent: quotaDelay); transients the retries after any other
+	// failure but a conflict since the last conflict (the Backoff's n: a
+	// conflict proves the server answered both the read and the write).
+	quotas, transients int
 	// rmw is what the engine knows of a read-modify-write (Transact,
 	// transact.go): its reruns after a conflict. Zero on the other faces.
 	rmw rmwJob
@@ -235,6 +240,10 @@ func (r *Retrier) run(ctx context.Context, j *job, err error) error {
 		if a.Class == codes.Conflict && r.m != nil {
 			r.m.conflict(ctx, j.method)
 		}
+		var began time.Time
+		if j.rmw.on {
+			began = c.clock.Now() // the conflict schedule scales to the rerun's duration
+		}
 		if err = j.again(ctx, n+1, r.attemptTimeout(j)); err == nil {
 			done := Attempt{Method: j.method, Resource: j.resource, N: n + 1, Reason: Succeeded, Elapsed: c.clock.Now().Sub(start)}
 			if retries > 0 {
@@ -246,6 +255,9 @@ func (r *Retrier) run(ctx context.Context, j *job, err error) error {
 			return nil
 		}
 		now = c.clock.Now()
+		if j.rmw.on {
+			j.rmw.took = max(now.Sub(began), minRMW)
+		}
 	}
 }
 
@@ -296,8 +308,8 @@ func (r *Retrier) decide(ctx context.Context, j *job, err error) (codes.Class, R
 	case codes.Transient:
 		// An ambiguous outcome: the server may have acted. Only a request
 		// that is safe to send again is retried, unless the failure is a
-		// definite rejection (quota, with the server's delay).
-		if quotaRejection(j, err) {
+		// definite rejection (quota).
+		if isQuota(err) {
 			break
 		}
 		if j.face != nil && !j.face.safe() {
@@ -349,6 +361,23 @@ func (j *job) room(ctx context.Context, start, now time.Time) time.Duration {
 	return r
 }
 
+// fitLastRetry shortens a read-modify-write's wait after a transient
+// failure that would end past its earlier deadline to half the time left,
+// when that is at least the Backoff's Initial: giving up with time left
+// would lose the change (the conflict schedules fit the time left too).
+// So the last retries halve what is left, no closer than Initial apart; a
+// shorter room leaves the wait as it is (the call ends).
+func (r *Retrier) fitLastRetry(ctx context.Context, j *job, start, now time.Time, wait time.Duration) time.Duration {
+	room := j.room(ctx, start, now)
+	if wait < room {
+		return wait
+	}
+	if fit := room / 2; fit >= r.cfg.backoff.Initial {
+		return fit
+	}
+	return wait
+}
+
 // schedule picks the wait before attempt n+1 and checks it against the
 // attempt cap and both deadlines. It fills a.Wait and a.Retrying when the
 // wait may be started; a wait that would end after a deadline is never
@@ -358,16 +387,29 @@ func (r *Retrier) schedule(ctx context.Context, j *job, start, now time.Time, n 
 	if j.maxAttempts > 0 && a.Class != codes.Conflict && n-j.rmw.reruns >= j.maxAttempts {
 		return MaxAttempts
 	}
+	// Each kind of failure has its own exponent: a conflict's is the
+	// call's conflicts (conflictWait), a quota rejection's its quota
+	// rejections; every other failure's counts the failures that are
+	// neither since the last conflict.
 	var wait time.Duration
 	confirm := false
-	if j.step != nil {
+	quota := a.Class == codes.Transient && isQuota(a.Err)
+	switch {
+	case j.step != nil:
 		var k int
 		k, confirm = j.step()
 		wait = c.backoff.Delay(k, c.random())
-	} else if a.Class == codes.Conflict && j.rmw.spread() {
+	case a.Class == codes.Conflict:
 		wait = r.conflictWait(ctx, j, start, now)
-	} else {
-		wait = c.backoff.Delay(n-1, c.random())
+	case quota && !serverDelay(j, a.Err):
+		wait = quotaDelay(j.quotas, c.random())
+	case quota: // the server's delay below is the floor
+		wait = c.backoff.Delay(j.quotas, c.random())
+	default:
+		wait = c.backoff.Delay(j.transients, c.random())
+		if j.rmw.on {
+			wait = r.fitLastRetry(ctx, j, start, now, wait)
+		}
 	}
 	// The server's word: A6's trailer sets the wait, or forbids the retry;
 	// RetryInfo is a floor under whichever wait applies.
@@ -409,8 +451,14 @@ func (r *Retrier) schedule(ctx context.Context, j *job, start, now time.Time, n 
 	if r.budget != nil && a.Class != codes.Conflict && !confirm && !r.budget.withdraw(now) {
 		return BudgetExhausted
 	}
-	if a.Class == codes.Conflict {
+	switch {
+	case a.Class == codes.Conflict:
 		j.rmw.reruns++
+		j.transients = 0 // the read and the write got through: the outage, if any, is over
+	case quota:
+		j.quotas++
+	case j.step == nil:
+		j.transients++
 	}
 	a.Wait, a.Retrying = wait, true
 	if confirm {

@@ -270,7 +270,7 @@ func TestNotFoundOptIn(t *testing.T) {
 func TestNotRetried(t *testing.T) {
 	t.Parallel()
 	for _, c := range []grpccodes.Code{grpccodes.Aborted, grpccodes.PermissionDenied, grpccodes.InvalidArgument,
-		grpccodes.FailedPrecondition, grpccodes.ResourceExhausted, grpccodes.Unauthenticated, grpccodes.DataLoss, grpccodes.AlreadyExists} {
+		grpccodes.FailedPrecondition, grpccodes.Unauthenticated, grpccodes.DataLoss, grpccodes.AlreadyExists} {
 		h := newHarness(t)
 		s := &script{errs: fail(c, 3)}
 		err := h.call(context.Background(), s, getPolicy, nil)
@@ -289,16 +289,16 @@ func TestCustomSafeToRetryAndClassifier(t *testing.T) {
 	h := newHarness(t,
 		interceptor.WithSafeToRetry(func(m string, _ any) bool { asked = append(asked, m); return m == "/x.Y/Z" }),
 		interceptor.WithClassifier(func(_ string, err error) codes.Class {
-			if status.Code(err) == grpccodes.ResourceExhausted {
+			if status.Code(err) == grpccodes.FailedPrecondition {
 				return codes.Transient
 			}
 			return codes.OfError(err)
 		}))
-	s := &script{errs: fail(grpccodes.ResourceExhausted, 2)}
+	s := &script{errs: fail(grpccodes.FailedPrecondition, 2)}
 	if err := h.call(context.Background(), s, "/x.Y/Z", nil); err != nil || s.calls != 3 {
 		t.Fatalf("err %v calls %d", err, s.calls)
 	}
-	s = &script{errs: fail(grpccodes.ResourceExhausted, 2)}
+	s = &script{errs: fail(grpccodes.FailedPrecondition, 2)}
 	if err := h.call(context.Background(), s, "/x.Y/W", nil); err == nil || s.calls != 1 {
 		t.Fatalf("err %v calls %d", err, s.calls)
 	}

@@ -65,7 +65,7 @@ type ReadModifyWrite[T any] struct {
 	Etag func(v T) string
 
 	// Conflicts is the schedule of the reruns after a conflict (default
-	// SpreadConflicts).
+	// ScaledConflicts).
 	Conflicts ConflictBackoff
 	// Classify, when set, classifies an error of Read or Write before the
 	// Retrier's classifier does; ok false leaves it to the classifier. It
@@ -189,7 +189,7 @@ func (t *ReadModifyWrite[T]) check(r *Retrier) error {
 		errs = append(errs, errors.New("Etag is nil"))
 	}
 	if !t.Conflicts.known() {
-		errs = append(errs, fmt.Errorf("Conflicts is %v: unknown schedule; use SpreadConflicts or DocumentedConflicts", t.Conflicts))
+		errs = append(errs, fmt.Errorf("Conflicts is %v: unknown schedule; use ScaledConflicts, SpreadConflicts or DocumentedConflicts", t.Conflicts))
 	}
 	if len(errs) == 0 {
 		return nil
@@ -359,24 +359,26 @@ type rmwJob struct {
 	// first is when the call's first conflict was seen (the schedule
 	// counts from it); zero before it.
 	first time.Time
+	// took is how long the last rerun took, read to last answer, at least
+	// minRMW (the engine times each rerun); 0 for the first attempt, which
+	// is not timed. ScaledConflicts scales its waits to it.
+	took time.Duration
 	// ended, when set, is given the call's end instead of the metrics
 	// (ReadModifyWrite.Ended).
 	ended func(CallEnd)
 }
 
-// spread reports whether a rerun after a conflict waits its own schedule;
-// the documented one waits the Retrier's Backoff, as a transient retry.
-func (x *rmwJob) spread() bool { return x.schedule != DocumentedConflicts }
-
 // conflictWait is the wait before the rerun after a conflict seen at now,
-// on j's own schedule (spread): counted in conflicts from the first one.
+// on j's own schedule: counted in conflicts from the first one (transient
+// failures do not advance it), scaled to how long the rerun that conflicted
+// took.
 func (r *Retrier) conflictWait(ctx context.Context, j *job, start, now time.Time) time.Duration {
 	x := &j.rmw
 	if x.conflicts == 0 {
 		x.first = now
 	}
 	c := &r.cfg
-	wait := x.schedule.delay(c.backoff, x.conflicts, now.Sub(x.first), c.random(), j.room(ctx, start, now))
+	wait := x.schedule.delay(c.backoff, x.conflicts, now.Sub(x.first), x.took, c.random(), j.room(ctx, start, now))
 	x.conflicts++
 	return wait
 }

@@ -157,7 +157,7 @@ func TestTransactRerunsOnConflict(t *testing.T) {
 	if want := []string{"read", "write:Aborted", "read", "write"}; !slices.Equal(s.calls(), want) {
 		t.Fatalf("calls %v, want %v", s.calls(), want)
 	}
-	if w := h.clock.Sleeps(); !slices.Equal(w, []time.Duration{interceptor.ConflictDelay(interceptor.SpreadConflicts, 0, 0, 0.5)}) {
+	if w := h.clock.Sleeps(); !slices.Equal(w, []time.Duration{interceptor.ConflictDelay(interceptor.ScaledConflicts, 0, 0, 0.5)}) {
 		t.Fatalf("waits %v", w)
 	}
 	if len(h.attempts) != 2 || h.attempts[0].Class != codes.Conflict || h.attempts[0].Method != "toy/Add" || h.attempts[0].Resource != "doc" || h.attempts[1].Reason != interceptor.Succeeded {
@@ -659,4 +659,109 @@ func TestTransactEndedCountsCallers(t *testing.T) {
 		}
 	}()
 	new(interceptor.Retrier).RecordCall(context.Background(), "x", interceptor.CallEnd{})
+}
+
+// TestTransactScalesConflictWaitsToItsReruns (issue 28): the default
+// schedule's first wait uses w = 100 ms (the first attempt is not timed);
+// each later one the duration of the rerun that conflicted, as the
+// Retrier's clock measured it.
+func TestTransactScalesConflictWaitsToItsReruns(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	s := &etagStore{steal: 3}
+	s.readHook = func(context.Context) error {
+		h.clock.Advance(300 * time.Millisecond) // each read takes 300 ms
+		return nil
+	}
+	if _, err := interceptor.Transact(context.Background(), h.r, s.add("a")); err != nil {
+		t.Fatal(err)
+	}
+	got := h.clock.Sleeps()
+	if len(got) != 3 {
+		t.Fatalf("waits %v, want 3", got)
+	}
+	w0 := interceptor.ConflictDelay(interceptor.ScaledConflicts, 0, 0, 0.5)
+	since := w0 + 300*time.Millisecond
+	w1 := interceptor.ConflictDelayTook(interceptor.ScaledConflicts, 1, since, 300*time.Millisecond, 0.5, 60*time.Second-since)
+	since += w1 + 300*time.Millisecond
+	w2 := interceptor.ConflictDelayTook(interceptor.ScaledConflicts, 2, since, 300*time.Millisecond, 0.5, 60*time.Second-since)
+	if want := []time.Duration{w0, w1, w2}; !slices.Equal(got, want) {
+		t.Fatalf("waits %v, want %v (w = 100 ms, then 300 ms)", got, want)
+	}
+	if w1 == interceptor.ConflictDelayTook(interceptor.ScaledConflicts, 1, since, 0, 0.5, 0) {
+		t.Fatal("the later wait does not depend on the measured rerun")
+	}
+}
+
+// TestTransactKindsHaveTheirOwnExponents (issue 28): conflicts do not
+// advance the transient backoff, nor transient failures the conflict
+// schedule: after three conflicts a read's UNAVAILABLE waits the first
+// step, 1.5 s; and on DocumentedConflicts the first conflict after two
+// transient failures waits the first step too.
+func TestTransactKindsHaveTheirOwnExponents(t *testing.T) {
+	t.Parallel()
+	unavailable := status.Error(grpccodes.Unavailable, "down")
+	t.Run("conflicts then a transient failure", func(t *testing.T) {
+		h := newHarness(t)
+		s := &etagStore{steal: 3}
+		reads := 0
+		s.readHook = func(context.Context) error {
+			reads++
+			if reads == 4 {
+				return unavailable
+			}
+			return nil
+		}
+		if _, err := interceptor.Transact(context.Background(), h.r, s.add("a")); err != nil {
+			t.Fatal(err)
+		}
+		got := h.clock.Sleeps()
+		if len(got) != 4 || got[3] != 1500*time.Millisecond {
+			t.Fatalf("waits %v, want three conflict waits then 1.5s", got)
+		}
+	})
+	t.Run("transient failures then a conflict, documented", func(t *testing.T) {
+		h := newHarness(t)
+		s := &etagStore{readFaults: []error{unavailable, unavailable}, steal: 1}
+		tx := s.add("a")
+		tx.Conflicts = interceptor.DocumentedConflicts
+		if _, err := interceptor.Transact(context.Background(), h.r, tx); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := h.clock.Sleeps(), secs(1.5, 2.5, 1.5); !slices.Equal(got, want) {
+			t.Fatalf("waits %v, want %v", got, want)
+		}
+	})
+}
+
+// TestTransactFitsItsLastRetries (issue 28): a transient wait of a
+// read-modify-write that would end past the deadline is not the end while
+// time is left: the retries halve what is left, no closer than the
+// Backoff's Initial apart; the interceptor's call ends instead.
+func TestTransactFitsItsLastRetries(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	faults := make([]error, 20)
+	for i := range faults {
+		faults[i] = status.Error(grpccodes.Unavailable, "down")
+	}
+	s := &etagStore{readFaults: faults}
+	if _, err := interceptor.Transact(context.Background(), h.r, s.add("a")); status.Code(err) != grpccodes.Unavailable {
+		t.Fatalf("err %v, want the last UNAVAILABLE", err)
+	}
+	// 33.5 s of the documented waits; 32.5 s more would end past 60 s, so
+	// half of the 26.5 s left, and so on while half is at least 1 s.
+	want := secs(1.5, 2.5, 4.5, 8.5, 16.5, 13.25, 6.625, 3.3125, 1.65625)
+	if got := h.clock.Sleeps(); !slices.Equal(got, want) {
+		t.Fatalf("waits %v, want %v", got, want)
+	}
+	if a := h.attempts[len(h.attempts)-1]; a.Reason != interceptor.DeadlineReached {
+		t.Fatalf("last attempt %+v, want DeadlineReached", a)
+	}
+	h = newHarness(t)
+	sc := &script{errs: fail(grpccodes.Unavailable, 20)}
+	_ = h.call(context.Background(), sc, getPolicy, nil)
+	if got, want := h.clock.Sleeps(), secs(1.5, 2.5, 4.5, 8.5, 16.5); !slices.Equal(got, want) {
+		t.Fatalf("interceptor waits %v, want %v", got, want)
+	}
 }

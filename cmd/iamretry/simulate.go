@@ -37,8 +37,13 @@ retries alone: the waves), how many got through or gave up, and when (p50,
 p99, all done). --contention adds the case of N clients running
 read-modify-write on ONE IAM policy, where a write with a stale etag fails
 ABORTED and the whole read-modify-write is rerun (clients default to 100
-there), with the Updater's default conflict schedule too:
+there), with the Updater's conflict schedules too (n counts conflicts):
 
+  scaled       the default, on the scale of w, the read-modify-write's own
+               duration (here 50 ms; 100 ms until measured): first rerun
+               log-uniform in [w, 6w) (60%) or uniform in [6w, 45w); later
+               ones uniform up to what is left of 26 s after the first
+               conflict                          (interceptor.ScaledConflicts)
   spread       first rerun: a log-uniform wait in [80 ms, 18 s); later
                ones: a uniform wait in (0, W], W what is left of 27 s after
                the first conflict, at least 1 s  (interceptor.SpreadConflicts)
@@ -150,32 +155,45 @@ func strategies(maxBackoff time.Duration) []herd.Strategy {
 // conflictStrategies are the schedules compared under contention: the
 // Updater's own conflict schedules (interceptor.ConflictBackoff, the
 // default first) and the jitters of the documented backoff, each truncated
-// at maxBackoff as the Updater truncates them. The spread schedule's waits
-// are those a real Transact sleeps (see conflictReplay).
-func conflictStrategies(maxBackoff time.Duration) ([]herd.Strategy, error) {
-	spread, err := newConflictReplay(maxBackoff)
+// at maxBackoff as the Updater truncates them (documented is
+// interceptor.DocumentedConflicts: its n counts conflicts). The spreading
+// schedules' waits are those a real Transact sleeps (see conflictReplay)
+// when a read-modify-write takes service from read to answered write.
+func conflictStrategies(maxBackoff, service time.Duration) ([]herd.Strategy, error) {
+	scaled, err := newConflictReplay(interceptor.ScaledConflicts, maxBackoff, service)
 	if err != nil {
 		return nil, err
 	}
-	return append([]herd.Strategy{{Name: "spread (default)", After: spread.after}}, strategies(maxBackoff)...), nil
+	spread, err := newConflictReplay(interceptor.SpreadConflicts, maxBackoff, service)
+	if err != nil {
+		return nil, err
+	}
+	return append([]herd.Strategy{
+		{Name: "scaled (default)", After: scaled.after},
+		{Name: "spread", After: spread.after},
+	}, strategies(maxBackoff)...), nil
 }
 
 // conflictReplay gives the wait the library's Transact sleeps after a
 // read-modify-write's conflict n (n from 0), its first conflict since ago,
 // with the random draw r, on a Retrier whose maximum_backoff is
-// maxBackoff: the Updater's default schedule (interceptor.SpreadConflicts),
-// which the library shows only through Transact. Each call replays the n+1
-// conflicts on a clock of its own (it is also the Retrier's random
-// source): the clock stands still until the wait before conflict n ends
-// since after the first conflict, and the wait after conflict n is the
-// answer. So the simulator runs the library's schedule and states none of
-// its own. The cost is O(n) per wait.
+// maxBackoff, for one of the Updater's spreading schedules, which the
+// library shows only through Transact. Each call replays the n+1 conflicts
+// on a clock of its own (it is also the Retrier's random source): each read
+// and each write takes half the simulation's service time, so that
+// Transact times its reruns as it does against a server; the clock stands
+// still during the waits before conflict n, except the last, which ends so
+// that conflict n comes since after the first; the wait after conflict n
+// is the answer. So the simulator runs the library's schedule and states
+// none of its own. The cost is O(n) per wait.
 type conflictReplay struct {
 	mu      sync.Mutex // after may be called from several simulations at once
 	retrier *interceptor.Retrier
 	rmw     interceptor.ReadModifyWrite[struct{}]
+	service time.Duration // a read and a write, back to back
 
 	now    time.Time
+	first  time.Time     // the first conflict
 	n      int           // the conflict whose wait is wanted
 	since  time.Duration // the clock at conflict n, after the first conflict
 	r      float64       // every draw of the random source
@@ -189,8 +207,8 @@ var errReplayed = errors.New("the replay has its wait")
 // replayEpoch is where a replay's clock starts; any time would do.
 var replayEpoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
-func newConflictReplay(maxBackoff time.Duration) (*conflictReplay, error) {
-	x := &conflictReplay{}
+func newConflictReplay(schedule interceptor.ConflictBackoff, maxBackoff, service time.Duration) (*conflictReplay, error) {
+	x := &conflictReplay{service: service}
 	r, err := interceptor.New(
 		interceptor.WithClock(x),
 		interceptor.WithRandom(func() float64 { return x.r }),
@@ -204,10 +222,20 @@ func newConflictReplay(maxBackoff time.Duration) (*conflictReplay, error) {
 	aborted := status.Error(grpccodes.Aborted, "simulated concurrent change")
 	x.rmw = interceptor.ReadModifyWrite[struct{}]{
 		Method: "iamretry.simulate/Conflict",
-		Read:   func(context.Context) (struct{}, error) { return struct{}{}, nil },
+		Read: func(context.Context) (struct{}, error) {
+			x.now = x.now.Add(x.service / 2)
+			return struct{}{}, nil
+		},
 		Modify: func(v struct{}) (struct{}, bool, error) { return v, true, nil },
-		Write:  func(context.Context, struct{}) (struct{}, error) { return struct{}{}, aborted },
-		Etag:   func(struct{}) string { return "etag" },
+		Write: func(context.Context, struct{}) (struct{}, error) {
+			x.now = x.now.Add(x.service - x.service/2)
+			if x.first.IsZero() {
+				x.first = x.now
+			}
+			return struct{}{}, aborted
+		},
+		Etag:      func(struct{}) string { return "etag" },
+		Conflicts: schedule,
 	}
 	return x, nil
 }
@@ -218,7 +246,7 @@ func newConflictReplay(maxBackoff time.Duration) (*conflictReplay, error) {
 func (x *conflictReplay) after(n int, since time.Duration, r float64) time.Duration {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	x.now, x.n, x.since, x.r, x.sleeps, x.wait = replayEpoch, n, since, r, 0, -1
+	x.now, x.first, x.n, x.since, x.r, x.sleeps, x.wait = replayEpoch, time.Time{}, n, since, r, 0, -1
 	if _, err := interceptor.Transact(context.Background(), x.retrier, x.rmw); !errors.Is(err, errReplayed) {
 		return -1
 	}
@@ -229,8 +257,8 @@ func (x *conflictReplay) after(n int, since time.Duration, r float64) time.Durat
 func (x *conflictReplay) Now() time.Time { return x.now }
 
 // Sleep records the wait after conflict n and ends the replay; an earlier
-// wait takes no time, except the last of them, which ends since after the
-// first conflict.
+// wait takes no time, except the last of them, which ends so that the
+// rerun after it conflicts since after the first conflict.
 func (x *conflictReplay) Sleep(_ context.Context, d time.Duration) error {
 	if x.sleeps == x.n {
 		x.wait = d
@@ -238,7 +266,7 @@ func (x *conflictReplay) Sleep(_ context.Context, d time.Duration) error {
 	}
 	x.sleeps++
 	if x.sleeps == x.n {
-		x.now = replayEpoch.Add(max(x.since, 0))
+		x.now = x.first.Add(max(x.since-x.service, 0))
 	}
 	return nil
 }
@@ -280,7 +308,7 @@ func runSimulate(ctx context.Context, cio *cmdIO, f *simulateFlags) error {
 			n = herd.DefaultContentionClients
 		}
 		ccfg := herd.ContentionConfig{Clients: n, Deadline: f.deadline, Seed: f.seed}
-		cs, err := conflictStrategies(f.maxBackoff)
+		cs, err := conflictStrategies(f.maxBackoff, herd.DefaultService)
 		if err != nil {
 			return err
 		}
@@ -298,7 +326,8 @@ func runSimulate(ctx context.Context, cio *cmdIO, f *simulateFlags) error {
 		fmt.Fprintf(w, "\nContention: %d clients each add a binding to ONE policy by read-modify-write (%s from read to write);\n",
 			n, fmtDur(cres[0].Config.Service))
 		fmt.Fprintf(w, "a write with a stale etag fails ABORTED and the whole read-modify-write is rerun after the wait.\n")
-		fmt.Fprintf(w, "spread is the Updater's default (interceptor.SpreadConflicts); documented is policy.WithConflictBackoff(interceptor.DocumentedConflicts).\n\n")
+		fmt.Fprintf(w, "scaled is the Updater's default (interceptor.ScaledConflicts); spread is interceptor.SpreadConflicts and documented\n")
+		fmt.Fprintf(w, "interceptor.DocumentedConflicts, each chosen with policy.WithConflictBackoff.\n\n")
 		if err := herd.ContentionTable(w, cres); err != nil {
 			return err
 		}
@@ -326,7 +355,7 @@ func contentionSeeds(ctx context.Context, w io.Writer, cfg herd.ContentionConfig
 	fmt.Fprintf(w, "\nOver %d seeds (%d..%d), %d clients:\n\n", f.seeds, f.seed, f.seed+uint64(f.seeds)-1, cfg.Clients)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "strategy\twrites/client\tworst seed\tgave up (most)\tall landed (latest)\tp50 (median)\t")
-	cs, err := conflictStrategies(f.maxBackoff)
+	cs, err := conflictStrategies(f.maxBackoff, herd.DefaultService)
 	if err != nil {
 		return err
 	}
@@ -353,7 +382,7 @@ func contentionSeeds(ctx context.Context, w io.Writer, cfg herd.ContentionConfig
 			p50s = append(p50s, r.P50)
 		}
 		slices.Sort(p50s)
-		fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%d\t%.1fs\t%.1fs\t\n", s.Name, mean, worst, gaveUp, last.Seconds(), p50s[len(p50s)/2].Seconds())
+		fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%d\t%.1fs\t%.2fs\t\n", s.Name, mean, worst, gaveUp, last.Seconds(), p50s[len(p50s)/2].Seconds())
 	}
 	return tw.Flush()
 }

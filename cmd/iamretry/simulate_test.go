@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/iamretry/iamretry/interceptor"
 )
 
 func TestSimulateGolden(t *testing.T) {
@@ -69,8 +71,8 @@ func TestSimulatePlot(t *testing.T) {
 }
 
 // TestSimulateContentionSeeds: --seeds summarises the contention runs per
-// strategy; the Updater's default schedule meets issue 14's goal at 200
-// clients over these seeds.
+// strategy; the Updater's default schedule gives no change up at 200
+// clients over these seeds (issue 28).
 func TestSimulateContentionSeeds(t *testing.T) {
 	r := runCmd(t, "simulate", "--contention", "--clients", "200", "--outage", "0s", "--seeds", "5")
 	if r.code != exitOK {
@@ -82,44 +84,70 @@ func TestSimulateContentionSeeds(t *testing.T) {
 	lines := strings.Split(r.stdout[strings.Index(r.stdout, "Over 5 seeds"):], "\n")
 	var row []string
 	for _, l := range lines {
-		if strings.HasPrefix(l, "spread (default)") {
-			row = strings.Fields(strings.TrimPrefix(l, "spread (default)"))
+		if strings.HasPrefix(l, "scaled (default)") {
+			row = strings.Fields(strings.TrimPrefix(l, "scaled (default)"))
 		}
 	}
 	if len(row) != 5 {
-		t.Fatalf("no spread row in:\n%s", r.stdout)
+		t.Fatalf("no scaled row in:\n%s", r.stdout)
 	}
 	if row[2] != "0" {
-		t.Errorf("spread: %s gave up on a seed, want 0:\n%s", row[2], r.stdout)
+		t.Errorf("scaled: %s gave up on a seed, want 0:\n%s", row[2], r.stdout)
 	}
 	if bad := runCmd(t, "simulate", "--contention", "--seeds", "0"); bad.code == exitOK || !strings.Contains(bad.stderr, "--seeds 0") {
 		t.Errorf("--seeds 0: exit %d, %s", bad.code, bad.stderr)
 	}
 }
 
-// TestConflictReplay: the spread strategy's waits are those of the
-// library's Transact: the documented SpreadConflicts schedule, capped at
-// maximum_backoff, whatever order the calls come in.
+// TestConflictReplay: the spreading strategies' waits are those of the
+// library's Transact: the documented SpreadConflicts and ScaledConflicts
+// schedules, capped at maximum_backoff, whatever order the calls come in;
+// ScaledConflicts scaled to the read-modify-write's simulated duration,
+// which the replay's reads and writes take (w = 100 ms before any rerun).
 func TestConflictReplay(t *testing.T) {
-	x, err := newConflictReplay(20 * time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range []struct {
+	type step struct {
 		n     int
 		since time.Duration
 		r     float64
 		want  time.Duration
+	}
+	for _, tc := range []struct {
+		schedule   interceptor.ConflictBackoff
+		maxBackoff time.Duration
+		service    time.Duration
+		steps      []step
 	}{
-		{0, 0, 0, 80 * time.Millisecond},                   // the first rerun's shortest wait
-		{0, 5 * time.Second, 0.5, 1200 * time.Millisecond}, // its median, sqrt(80ms * 18s), whatever since
-		{1, 7 * time.Second, 0, 20 * time.Second},          // full jitter over 27s - 7s
-		{3, 17 * time.Second, 0.5, 5 * time.Second},        // half of 27s - 17s
-		{2, time.Hour, 0, time.Second},                     // at least 1 s
-		{1, 0, 0, 20 * time.Second},                        // 27 s, capped at maximum_backoff
+		{interceptor.SpreadConflicts, 20 * time.Second, 50 * time.Millisecond, []step{
+			{0, 0, 0, 80 * time.Millisecond},                   // the first rerun's shortest wait
+			{0, 5 * time.Second, 0.5, 1200 * time.Millisecond}, // its median, sqrt(80ms * 18s), whatever since
+			{1, 7 * time.Second, 0, 20 * time.Second},          // full jitter over 27s - 7s
+			{3, 17 * time.Second, 0.5, 5 * time.Second},        // half of 27s - 17s
+			{2, time.Hour, 0, time.Second},                     // at least 1 s
+			{1, 0, 0, 20 * time.Second},                        // 27 s, capped at maximum_backoff
+		}},
+		{interceptor.ScaledConflicts, 20 * time.Second, 50 * time.Millisecond, []step{
+			{0, 0, 0, 75 * time.Millisecond},            // 3w/4 of 100 ms: nothing timed yet
+			{0, 0, 0.6, 600 * time.Millisecond},         // 6w
+			{1, 10 * time.Second, 0.5, 8 * time.Second}, // half of 26s - 10s
+			{2, time.Hour, 0, time.Second},              // at least 1 s
+			{1, time.Second, 0, 20 * time.Second},       // 25 s, capped at maximum_backoff
+		}},
+		{interceptor.ScaledConflicts, time.Hour, time.Second, []step{
+			{0, 0, 0, 75 * time.Millisecond},                                     // still 100 ms: the first attempt is not timed
+			{1, 10 * time.Second, 0, 90 * time.Second},                           // the horizon is 100w = 100 s
+			{2, 200 * time.Second, 0, 10 * time.Second},                          // at least 10w
+			{3, 10 * time.Second, 1 - 1e-12, 100*time.Second/6 - 10*time.Second}, // just above what is left of T/6
+		}},
 	} {
-		if got := x.after(tc.n, tc.since, tc.r); got != tc.want {
-			t.Errorf("after(%d, %v, %v) = %v, want %v", tc.n, tc.since, tc.r, got, tc.want)
+		x, err := newConflictReplay(tc.schedule, tc.maxBackoff, tc.service)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, st := range tc.steps {
+			got := x.after(st.n, st.since, st.r)
+			if d := got - st.want; d < -time.Microsecond || d > time.Microsecond {
+				t.Errorf("%v, service %v: after(%d, %v, %v) = %v, want %v", tc.schedule, tc.service, st.n, st.since, st.r, got, st.want)
+			}
 		}
 	}
 }

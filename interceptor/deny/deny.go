@@ -81,9 +81,9 @@ type config struct {
 }
 
 // WithConflictBackoff chooses the schedule of the reruns after a concurrent
-// change (default interceptor.SpreadConflicts; interceptor.DocumentedConflicts
-// reruns on the Retrier's Backoff). An unknown value is refused by
-// NewUpdater with an error naming it.
+// change (default interceptor.ScaledConflicts; interceptor.DocumentedConflicts
+// reruns on the Retrier's Backoff, n counting conflicts). An unknown value
+// is refused by NewUpdater with an error naming it.
 func WithConflictBackoff(s interceptor.ConflictBackoff) Option {
 	return func(c *config) { updaters.SetConflicts(s, &c.conflicts, &c.errs) }
 }

@@ -17,9 +17,10 @@ import (
 )
 
 // TestConflictSchedule: reruns after a conflict follow the conflict
-// schedule (SpreadConflicts by default, counted in conflicts), transient
-// retries the documented formula (counted in attempts), and
-// WithConflictBackoff(DocumentedConflicts) puts conflicts back on it.
+// schedule (ScaledConflicts by default), transient retries the documented
+// formula, each counted in failures of its own kind (issue 28), and
+// WithConflictBackoff(DocumentedConflicts) puts conflicts back on the
+// documented formula, n counting conflicts.
 func TestConflictSchedule(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -27,16 +28,20 @@ func TestConflictSchedule(t *testing.T) {
 		popts []policy.Option
 		want  []time.Duration
 	}{
-		// conflict 0: the log-uniform median, sqrt(80ms * 18s) = 1.2s;
-		// UNAVAILABLE on attempt 2: 2s + 0.5s; conflict 1: half of what is
-		// left of 27 s after the first conflict (the clock moved by the two
-		// waits since): (27s - 3.7s) / 2.
-		{nil, nil, []time.Duration{1200 * time.Millisecond, 2500 * time.Millisecond, 11650 * time.Millisecond}},
+		// conflict 0: no rerun timed yet, so w = 100 ms: r = 0.5 falls in
+		// the log-uniform [3w/4, 6w) part at 0.5/0.6, 75ms * 8^(5/6);
+		// UNAVAILABLE on attempt 2: the first transient failure, 1s +
+		// 0.5s; conflict 1: the window (L, W] of the horizon 26 s after the
+		// first conflict, the clock 1.924 s past it: L = 26s/6 - 1.924s, W =
+		// 26s - 1.924s, halfway.
+		{nil, nil, []time.Duration{424264068, 1500 * time.Millisecond, 13242402598}},
+		{nil, []policy.Option{policy.WithConflictBackoff(interceptor.SpreadConflicts)},
+			[]time.Duration{1200 * time.Millisecond, 1500 * time.Millisecond, 12150 * time.Millisecond}},
 		{nil, []policy.Option{policy.WithConflictBackoff(interceptor.DocumentedConflicts)},
-			[]time.Duration{1500 * time.Millisecond, 2500 * time.Millisecond, 4500 * time.Millisecond}},
+			[]time.Duration{1500 * time.Millisecond, 1500 * time.Millisecond, 2500 * time.Millisecond}},
 		// maximum_backoff caps the conflict waits too.
 		{[]interceptor.Option{interceptor.WithMaxBackoff(2 * time.Second)}, nil,
-			[]time.Duration{1200 * time.Millisecond, 2 * time.Second, 2 * time.Second}},
+			[]time.Duration{424264068, 1500 * time.Millisecond, 2 * time.Second}},
 	} {
 		e := newEnv(t)
 		h := &hookClient{Client: e.client}

@@ -28,7 +28,7 @@
 // whenever a binding has a condition. It runs as an interceptor.Transact on
 // the Retrier given to NewUpdater: the same backoff, deadline, budget, clock
 // and observers as the interceptor's for transient failures; reruns after a
-// conflict follow interceptor.SpreadConflicts unless WithConflictBackoff
+// conflict follow interceptor.ScaledConflicts unless WithConflictBackoff
 // chooses otherwise. Hand it the client of
 // the service that owns the resource (its GAPIC client, gRPC or REST, meets
 // Client as it is); the REST discovery clients go through the crmv3 and

@@ -24,7 +24,7 @@
 // interceptor.Transact on the Retrier given to NewUpdater: the same
 // backoff, deadline, budget, clock, observers and metrics as every other
 // face of that Retrier; reruns after a conflict follow
-// interceptor.SpreadConflicts unless WithConflictBackoff chooses otherwise.
+// interceptor.ScaledConflicts unless WithConflictBackoff chooses otherwise.
 //
 // The Updater owns the retries of the calls it makes: their context is
 // marked, so that the Retrier's interceptor (or RoundTripper) beneath passes

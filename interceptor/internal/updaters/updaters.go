@@ -106,8 +106,8 @@ func Check[C any, O ~func(*C)](pkg string, c any, clientHint string, r *intercep
 // SetConflicts is WithConflictBackoff(s): it sets *dst to s, or appends
 // to errs an error naming s when s is not a known schedule.
 func SetConflicts(s interceptor.ConflictBackoff, dst *interceptor.ConflictBackoff, errs *[]error) {
-	if s != interceptor.SpreadConflicts && s != interceptor.DocumentedConflicts {
-		*errs = append(*errs, fmt.Errorf("WithConflictBackoff(%v): unknown schedule; use interceptor.SpreadConflicts or interceptor.DocumentedConflicts", s))
+	if s != interceptor.ScaledConflicts && s != interceptor.SpreadConflicts && s != interceptor.DocumentedConflicts {
+		*errs = append(*errs, fmt.Errorf("WithConflictBackoff(%v): unknown schedule; use interceptor.ScaledConflicts, interceptor.SpreadConflicts or interceptor.DocumentedConflicts", s))
 		return
 	}
 	*dst = s
