@@ -28,6 +28,9 @@ func runBlindWrite(pass *analysis.Pass) (any, error) {
 			if !ok || !isCloudMethod(callee(info, call), "SetIamPolicy") || len(call.Args) < 2 {
 				return true
 			}
+			if recv := receiver(call); recv != nil && ofFake(info, body, recv) {
+				return true
+			}
 			if why := blindPolicy(info, body, call.Args[1]); why != "" {
 				report(pass, call, "SetIamPolicy writes a policy %s: it overwrites concurrent changes; read, change and write with the etag through policy.Updater", why)
 			}
@@ -100,6 +103,13 @@ func provenance(info *types.Info, body ast.Node, p ast.Expr) (lit bool, etag ast
 		p = ast.Unparen(u.X)
 	}
 	if _, ok := p.(*ast.CompositeLit); ok {
+		if isNamed(info.TypeOf(p), "cloud.google.com/go/iam", "Policy") {
+			// admin's iam.Policy wraps the proto: its provenance is the proto's.
+			if in, _ := field(info, body, p, "InternalProto"); in != nil {
+				return provenance(info, body, in)
+			}
+			return true, nil, false
+		}
 		etag, _ = field(info, body, p, "Etag")
 		return true, etag, false
 	}

@@ -79,6 +79,9 @@ func runUnwiredClient(pass *analysis.Pass) (any, error) {
 	info := pass.TypesInfo
 	ctorCalls(pass, func(call *ast.CallExpr, kind string, body *ast.BlockStmt) {
 		fn := callee(info, call)
+		if ofFake(info, body, call) {
+			return
+		}
 		if kind == "grpc" {
 			if wiredBy(info, body, call, isInterceptorFace) {
 				return

@@ -45,7 +45,7 @@ func runFixedSleep(pass *analysis.Pass) (any, error) {
 				return !fixed
 			})
 			if fixed && retriesOnError(info, loop, lb, errVars(info, lb, cs)) {
-				report(pass, loop, "this loop retries %s after a fixed sleep: every client waits alike, a synchronised wave; use the Retrier (interceptor.NewClient or Retrier.Do), whose backoff is exponential with jitter", name(info, cs[0]))
+				report(pass, loop, "this loop retries an IAM call after a fixed sleep: every client waits alike, a synchronised wave; use the Retrier (interceptor.NewClient or Retrier.Do), whose backoff is exponential with jitter")
 			}
 		})
 	})

@@ -567,3 +567,36 @@ func funcLitOf(e ast.Expr) *ast.FuncLit {
 func typeutilCallee(info *types.Info, call *ast.CallExpr) types.Object {
 	return typeutil.Callee(info, call)
 }
+
+const iamtestPkg = "github.com/iamretry/iamretry/iamtest"
+
+// ofFake reports whether e (a client, or a constructor call) is built for
+// a fake or an emulator: its options reach a method of an iamtest type
+// (the Server's ClientOptions, RESTClientOptions or Conn) or
+// option.WithoutAuthentication. Such a client is a test's: setting the
+// fake up is not a mistake.
+func ofFake(info *types.Info, body ast.Node, e ast.Node) bool {
+	return reaches(info, body, e, calls(info, func(fn *types.Func) bool {
+		return isMethod(fn) && pkgPath(fn) == iamtestPkg ||
+			pkgPath(fn) == "google.golang.org/api/option" && fn.Name() == "WithoutAuthentication"
+	}))
+}
+
+// receiver is the expression a method call is made on (x in x.M(...)),
+// or nil.
+func receiver(call *ast.CallExpr) ast.Expr {
+	if sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr); ok {
+		return sel.X
+	}
+	return nil
+}
+
+// isNamed reports whether t (or what it points to) is the named type
+// pkg.name.
+func isNamed(t types.Type, pkg, name string) bool {
+	if p, ok := t.(*types.Pointer); ok {
+		t = p.Elem()
+	}
+	n, ok := t.(*types.Named)
+	return ok && n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == pkg && n.Obj().Name() == name
+}
