@@ -28,7 +28,7 @@ func TestAnalyzers(t *testing.T) {
 		{analyzers.WriteOnlyRetry, []string{"./writeonlyretry"}},
 		{analyzers.UnwiredClient, []string{"./unwiredclient/..."}},
 		{analyzers.GAXStacked, []string{"./gaxstacked"}},
-		{analyzers.NestedOwner, []string{"./nestedowner"}},
+		{analyzers.NestedOwner, []string{"./nestedowner/..."}},
 		{analyzers.UnsafeRetry, []string{"./unsaferetry"}},
 		{analyzers.FixedSleep, []string{"./fixedsleep"}},
 	} {

@@ -9,10 +9,11 @@ import (
 
 // NestedOwner reports Retrier.Do, WaitVisible, Transact or an Updater's
 // Update called inside the function given to Retrier.Do or to a Transact's
-// Read or Write, directly or through functions of the same package (known
-// by analysis facts): each owner retries what it runs, so the attempts
-// multiply and the outer deadline is overrun. The fix: one owner per call;
-// call the inner owner outside, or the plain client inside.
+// Read or Write, directly or through other functions, of the same package
+// or of packages it imports (known by analysis facts). Each owner retries
+// what it runs, so the attempts multiply and the outer deadline is
+// overrun. The fix: one owner per call; call the inner owner outside, or
+// the plain client inside.
 var NestedOwner = &analysis.Analyzer{
 	Name:      "nestedowner",
 	Doc:       "report a retry owner (Retrier.Do, WaitVisible, Transact, Updater.Update) nested in another",
@@ -103,6 +104,9 @@ func runNestedOwner(pass *analysis.Pass) (any, error) {
 			}
 		}
 	}
+	if !importsOwner(pass.Pkg) && len(pass.AllObjectFacts()) == 0 {
+		return nil, nil // nothing here can reach an owner
+	}
 	owns := map[*types.Func]string{}
 	ownerOf := func(fn *types.Func) string {
 		if fn == nil {
@@ -155,8 +159,8 @@ func runNestedOwner(pass *analysis.Pass) (any, error) {
 				case fn == nil:
 				case isOwner(fn):
 					report(pass, c, "%s inside the function given to %s: both retry, so attempts multiply and the outer deadline is overrun; keep one owner per call (call the client directly here, or %[1]s outside)", ownerName(fn), outerName)
-				case owns[fn] != "":
-					report(pass, c, "%s calls %s, inside the function given to %s: both retry, so attempts multiply and the outer deadline is overrun; keep one owner per call", fn.Name(), owns[fn], outerName)
+				case ownerOf(fn) != "":
+					report(pass, c, "%s calls %s, inside the function given to %s: both retry, so attempts multiply and the outer deadline is overrun; keep one owner per call", fn.Name(), ownerOf(fn), outerName)
 				}
 				return true
 			})
@@ -169,8 +173,8 @@ func runNestedOwner(pass *analysis.Pass) (any, error) {
 		case *ast.SelectorExpr:
 			fn, _ = info.Uses[x.Sel].(*types.Func)
 		}
-		if fn != nil && owns[fn] != "" {
-			report(pass, e, "%s calls %s, and is given to %s: both retry, so attempts multiply and the outer deadline is overrun; keep one owner per call", fn.Name(), owns[fn], outerName)
+		if o := ownerOf(fn); o != "" {
+			report(pass, e, "%s calls %s, and is given to %s: both retry, so attempts multiply and the outer deadline is overrun; keep one owner per call", fn.Name(), o, outerName)
 		}
 	})
 	return nil, nil
@@ -195,4 +199,19 @@ func runUnsafeRetry(pass *analysis.Pass) (any, error) {
 		})
 	})
 	return nil, nil
+}
+
+// importsOwner reports whether pkg is or imports a package of iamretry's
+// owners (interceptor, policy, role, deny).
+func importsOwner(pkg *types.Package) bool {
+	is := func(p string) bool { return p == interceptorPkg || p == policyPkg || p == rolePkg || p == denyPkg }
+	if is(pkg.Path()) {
+		return true
+	}
+	for _, p := range pkg.Imports() {
+		if is(p.Path()) {
+			return true
+		}
+	}
+	return false
 }

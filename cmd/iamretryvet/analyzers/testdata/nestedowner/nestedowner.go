@@ -11,6 +11,8 @@ import (
 
 	"github.com/iamretry/iamretry/interceptor"
 	"github.com/iamretry/iamretry/interceptor/policy"
+
+	"example.com/vetcorpus/nestedowner/steps"
 )
 
 func nestedDo(ctx context.Context, r *interceptor.Retrier) error { // want nestedDo:`callsOwner\(interceptor.Retrier.Do\)`
@@ -57,6 +59,12 @@ func grantTwice(ctx context.Context, u *policy.Updater) error { // want grantTwi
 func throughHelper(ctx context.Context, r *interceptor.Retrier, u *policy.Updater) error { // want throughHelper:`callsOwner`
 	return r.Do(ctx, "grant", func(ctx context.Context) error {
 		return grantTwice(ctx, u) // want `grantTwice calls policy.Updater.Update, inside the function given to interceptor.Retrier.Do`
+	})
+}
+
+func otherPackage(ctx context.Context, r *interceptor.Retrier, u *policy.Updater) error { // want otherPackage:`callsOwner`
+	return r.Do(ctx, "grant", func(ctx context.Context) error {
+		return steps.Grant(ctx, u) // want `Grant calls policy.Updater.Update, inside the function given to interceptor.Retrier.Do`
 	})
 }
 
