@@ -55,7 +55,7 @@ func retryDiscovery(svc *iamv1.Service, req *iamv1.SetIamPolicyRequest) {
 	}
 }
 
-func doWrite(ctx context.Context, r *interceptor.Retrier, c *iamapi.IamPolicyClient, p *iampb.Policy) error {
+func doWrite(ctx context.Context, r *interceptor.Retrier, c *iamapi.IamPolicyClient, p *iampb.Policy) error { // want doWrite:`callsOwner\(interceptor.Retrier.Do\)`
 	return r.Do(ctx, "set", func(ctx context.Context) error { // want `Retrier.Do retries SetIamPolicy alone`
 		_, err := c.SetIamPolicy(ctx, &iampb.SetIamPolicyRequest{Resource: "projects/p", Policy: p})
 		return err
@@ -96,7 +96,7 @@ func stopsOnError(ctx context.Context, c *admin.IamClient, roles []*adminpb.Role
 }
 
 // Not reported: Do reruns the read with the write.
-func doReadModifyWrite(ctx context.Context, r *interceptor.Retrier, c *iamapi.IamPolicyClient) error {
+func doReadModifyWrite(ctx context.Context, r *interceptor.Retrier, c *iamapi.IamPolicyClient) error { // want doReadModifyWrite:`callsOwner\(interceptor.Retrier.Do\)`
 	return r.Do(ctx, "rmw", func(ctx context.Context) error {
 		p, err := c.GetIamPolicy(ctx, &iampb.GetIamPolicyRequest{Resource: "projects/p"})
 		if err != nil {
