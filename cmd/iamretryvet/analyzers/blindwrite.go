@@ -12,7 +12,8 @@ import (
 // built in that function from a literal without an etag from a read, or
 // whose etag was cleared after the read: such a write overwrites whatever
 // changed meanwhile. A policy of unknown provenance (a parameter, a field)
-// is not reported. The fix: policy.Updater.
+// is not reported, nor a write through a client of a fake or an emulator
+// (setting it up; see UnwiredClient). The fix: policy.Updater.
 var BlindWrite = &analysis.Analyzer{
 	Name: "blindwrite",
 	Doc:  "report SetIamPolicy of a policy built from a literal, or whose etag was cleared, instead of one read by GetIamPolicy",

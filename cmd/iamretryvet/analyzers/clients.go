@@ -13,7 +13,9 @@ import (
 // NewService of iam/v1, iam/v2, iamcredentials/v1, cloudresourcemanager/v3)
 // that is not wired by hand: a gRPC one given the Retrier's interceptor
 // (GAXStacked's concern), or a REST one whose option.WithHTTPClient client
-// carries the Retrier's RoundTripper. The fix: interceptor.NewClient or
+// carries the Retrier's RoundTripper. A client of a fake or an emulator
+// (its options reach iamtest's Server or option.WithoutAuthentication) is
+// not reported. The fix: interceptor.NewClient or
 // interceptor.NewRESTClient.
 var UnwiredClient = &analysis.Analyzer{
 	Name: "unwiredclient",
