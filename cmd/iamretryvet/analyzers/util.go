@@ -524,16 +524,22 @@ func retriesOnError(info *types.Info, loop ast.Stmt, body *ast.BlockStmt, errs m
 	return retries
 }
 
-// rangeVarsIn reports whether any of the calls' arguments mentions the
-// key or value of a range loop: a call made once per element is not a
-// retry.
+// rangeVarsIn reports whether any of the calls' arguments mentions a
+// variable the loop steps through (a range loop's key or value, a for
+// loop's variables declared in its init statement): a call made once per
+// element is not a retry.
 func rangeVarsIn(info *types.Info, loop ast.Stmt, cs []*ast.CallExpr) bool {
-	r, ok := loop.(*ast.RangeStmt)
-	if !ok {
-		return false
-	}
 	vars := map[*types.Var]bool{}
-	for _, e := range []ast.Expr{r.Key, r.Value} {
+	var ids []ast.Expr
+	switch l := loop.(type) {
+	case *ast.RangeStmt:
+		ids = []ast.Expr{l.Key, l.Value}
+	case *ast.ForStmt:
+		if a, ok := l.Init.(*ast.AssignStmt); ok && a.Tok == token.DEFINE {
+			ids = a.Lhs
+		}
+	}
+	for _, e := range ids {
 		if id, ok := e.(*ast.Ident); ok {
 			if v, ok := info.ObjectOf(id).(*types.Var); ok {
 				vars[v] = true
