@@ -8,8 +8,6 @@ import (
 
 	admin "cloud.google.com/go/iam/admin/apiv1"
 	"cloud.google.com/go/iam/admin/apiv1/adminpb"
-	"google.golang.org/api/option"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/status"
 
 	"github.com/iamretry/iamretry/iamtest"
@@ -20,7 +18,7 @@ import (
 // a row succeed: IAM is eventually consistent, and a new account answers
 // NOT_FOUND (or, for a while, PERMISSION_DENIED) before every replica knows
 // it. Here the fake hides each new account from its first 2 reads. The
-// reads go through a client that carries the same Retrier's interceptor:
+// reads go through a client wired to the same Retrier (NewClient):
 // WaitVisible owns them, so the interceptor passes their failures through
 // and each read reaches the server once.
 func ExampleWaitVisible() {
@@ -46,8 +44,7 @@ func ExampleWaitVisible() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	client, err := admin.NewIamClient(ctx, append(srv.ClientOptions(),
-		option.WithGRPCDialOption(grpc.WithChainUnaryInterceptor(r.UnaryClientInterceptor())))...)
+	client, err := interceptor.NewClient(ctx, r, admin.NewIamClient, srv.ClientOptions()...)
 	if err != nil {
 		log.Fatal(err)
 	}

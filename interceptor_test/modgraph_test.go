@@ -13,10 +13,16 @@ import (
 // would find them in its go.sum, its SBOM and its licence scans.
 var plotStack = []string{"gonum.org/", "go-fonts", "go-pdf/fpdf", "ajstarks/svgo", "golang/freetype", "go-latex", "sbinet/gg", "golang.org/x/image"}
 
+// vetStack are the packages only cmd/iamretryvet compiles: a consumer of
+// the library builds none of them (x/tools may sit in its module graph,
+// required by a dependency's go.mod, but no package of it is compiled).
+var vetStack = []string{"golang.org/x/tools/", "github.com/golangci/"}
+
 // TestConsumerModuleGraphIsLight builds a scratch module that imports
 // interceptor and interceptor/policy, with a replace to this checkout, and
 // checks that its "go list -m all" holds none of the plot stack (the CLI
-// keeps it in a module of its own).
+// keeps it in a module of its own) and that it compiles no package of the
+// vet tool's stack.
 func TestConsumerModuleGraphIsLight(t *testing.T) {
 	t.Parallel()
 	goCmd, err := exec.LookPath("go")
@@ -59,6 +65,20 @@ func TestConsumerModuleGraphIsLight(t *testing.T) {
 		for _, bad := range plotStack {
 			if strings.Contains(m, bad) {
 				t.Errorf("the consumer's module graph holds %q: the library's go.mod requires a module only the CLI needs", m)
+			}
+		}
+	}
+	cmd = exec.Command(goCmd, "list", "-deps", ".")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
+	out, err = cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list -deps in the consumer module: %v\n%s", err, out)
+	}
+	for _, p := range strings.Fields(string(out)) {
+		for _, bad := range vetStack {
+			if strings.HasPrefix(p, bad) {
+				t.Errorf("the consumer compiles %s: only cmd/iamretryvet may", p)
 			}
 		}
 	}

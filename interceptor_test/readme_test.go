@@ -237,4 +237,50 @@ func TestREADMESnippetsCompile(t *testing.T) {
 		t.Fatalf("go build of the README's Go snippets (positions are README.md's): %v\n%s", err, out)
 	}
 	t.Logf("%d Go snippets of README.md compile", len(blocks))
+
+	// make lint sets IAMRETRYVET to a built cmd/iamretryvet: the snippets
+	// show right ways, so it must report nothing on them. It runs on its
+	// own (go vet runs a tool in the package's directory, which the overlay
+	// does not create), over the same files in a module of their own in
+	// tmp that requires this one (its go.mod, go.sum and a replace).
+	if tool := os.Getenv("IAMRETRYVET"); tool != "" {
+		vetSnippets(t, tool, root, overlay)
+	}
+}
+
+// vetSnippets runs the iamretryvet binary tool over the README's snippet
+// files (overlay: where they would be in the checkout -> their content's
+// file) and fails on any report.
+func vetSnippets(t *testing.T, tool, root string, overlay map[string]string) {
+	mod := t.TempDir()
+	gomod, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gomod = []byte(strings.Replace(string(gomod), "module github.com/iamretry/iamretry\n", "module readmesnippets\n", 1) +
+		"\nrequire github.com/iamretry/iamretry v0.0.0-00010101000000-000000000000\n\nreplace github.com/iamretry/iamretry => " + root + "\n")
+	gosum, err := os.ReadFile(filepath.Join(root, "go.sum"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string][]byte{"go.mod": gomod, "go.sum": gosum}
+	for dst, src := range overlay {
+		b, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[filepath.Base(dst)] = b
+	}
+	for name, b := range files {
+		if err := os.WriteFile(filepath.Join(mod, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command(tool, "./...")
+	cmd.Dir = mod
+	cmd.Env = append(os.Environ(), "GOPROXY=off", "GOFLAGS=-mod=readonly", "GOWORK=off")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("iamretryvet on the README's Go snippets (positions are README.md's): %v\n%s", err, out)
+	}
+	t.Logf("iamretryvet reports nothing on them")
 }
