@@ -17,7 +17,7 @@ func mustMethod(control string, m Method) {
 	}
 }
 
-func mustSetIamPolicy(control string, m Method) {
+func mustEtagWrite(control string, m Method) {
 	if m != AnyMethod && !slices.Contains(setIamPolicyMethods, m) {
 		panic(fmt.Sprintf("iamtest: %s: method %q is not a SetIamPolicy method, UpdatePolicy or DeletePolicy", control, string(m)))
 	}

@@ -149,7 +149,7 @@
 //	SetConditionalRead            RefuseConditionalRead
 //	SetRefuseUnknownServiceAccounts off
 //	SetKeyCreationDisabled        off
-//	SetIAMMessages                off (injected messages start with "fakeiam: injected")
+//	SetIAMMessages                off (injected messages start with "iamtest: injected")
 //	SetKnownRolesOnly, AddRoles   off: every well-formed role is accepted
 //	SetShuffleBindings, SeedShuffle off: bindings in stored order
 //	RegisterProject, InviteOwner  registry off: every project exists; no invitation

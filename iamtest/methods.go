@@ -1,5 +1,7 @@
 package iamtest
 
+import "strings"
+
 // Method is the full gRPC name of a method the fake serves, such as
 // MethodGetIamPolicy, or AnyMethod. Controls accept only these values.
 type Method string
@@ -67,4 +69,21 @@ var knownMethods = map[Method]bool{
 	MethodFoldersSetIamPolicy: true, MethodFoldersTestIamPermissions: true,
 	MethodOrganizationsGetIamPolicy: true, MethodOrganizationsSetIamPolicy: true,
 	MethodOrganizationsTestIamPermissions: true,
+}
+
+// readVerbs are the method-name prefixes of calls that change nothing.
+var readVerbs = []string{"Get", "List", "Test", "Query", "Search", "Lint"}
+
+// isWrite reports whether method (a full gRPC method name) changes state on
+// the server, judged by its verb: everything but Get*, List*, Test*, Query*,
+// Search* and Lint* is a write. Lost answers configured for AnyMethod apply to
+// write methods only.
+func isWrite(method Method) bool {
+	name := string(method)[strings.LastIndexByte(string(method), '/')+1:]
+	for _, v := range readVerbs {
+		if strings.HasPrefix(name, v) {
+			return false
+		}
+	}
+	return name != ""
 }

@@ -35,7 +35,7 @@ type restServer struct {
 func (s *Server) ServeREST(lis net.Listener) error {
 	rs := &restServer{served: make(chan struct{})}
 	rs.hs = &http.Server{
-		Handler:           s.fake.RESTHandler(),
+		Handler:           s.RESTHandler(),
 		ReadHeaderTimeout: time.Minute,
 		ConnState: func(_ net.Conn, st http.ConnState) {
 			switch st {
