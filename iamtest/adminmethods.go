@@ -21,32 +21,3 @@ const (
 	MethodUndeleteRole             Method = "/google.iam.admin.v1.IAM/UndeleteRole"
 	MethodQueryTestablePermissions Method = "/google.iam.admin.v1.IAM/QueryTestablePermissions"
 )
-
-// adminMethods are the Method constants of this file, all accepted by the
-// controls.
-var adminMethods = []Method{
-	MethodUpdateServiceAccount, MethodPatchServiceAccount, MethodUndeleteServiceAccount,
-	MethodEnableServiceAccount, MethodDisableServiceAccount, MethodListServiceAccountKeys,
-	MethodGetServiceAccountKey, MethodUploadServiceAccountKey, MethodDeleteServiceAccountKey,
-	MethodDisableServiceAccountKey, MethodEnableServiceAccountKey, MethodQueryGrantableRoles,
-	MethodCreateRole, MethodUpdateRole, MethodDeleteRole, MethodUndeleteRole,
-	MethodQueryTestablePermissions,
-}
-
-// Methods of google.iam.admin.v1.IAM the fake does not serve, or serves in
-// part: SignBlob and SignJwt (deprecated for the IAM Service Account
-// Credentials API) and QueryAuditableServices answer UNIMPLEMENTED over gRPC
-// and 501 over REST; LintPolicy lints a condition's CEL and answers
-// UNIMPLEMENTED for anything else.
-const (
-	methodSignBlob               = "/google.iam.admin.v1.IAM/SignBlob"
-	methodSignJwt                = "/google.iam.admin.v1.IAM/SignJwt"
-	methodLintPolicy             = "/google.iam.admin.v1.IAM/LintPolicy"
-	methodQueryAuditableServices = "/google.iam.admin.v1.IAM/QueryAuditableServices"
-)
-
-func init() {
-	for _, m := range adminMethods {
-		knownMethods[m] = true
-	}
-}

@@ -29,27 +29,13 @@ import (
 // (PoliciesClient.GetOperation, and the Wait and Poll of the operations that
 // CreatePolicy, UpdatePolicy and DeletePolicy return).
 const (
-	MethodListPolicies Method = "/google.iam.v2.Policies/ListPolicies"
-	MethodGetPolicy    Method = "/google.iam.v2.Policies/GetPolicy"
-	MethodCreatePolicy Method = "/google.iam.v2.Policies/CreatePolicy"
-	MethodUpdatePolicy Method = "/google.iam.v2.Policies/UpdatePolicy"
-	MethodDeletePolicy Method = "/google.iam.v2.Policies/DeletePolicy"
-	MethodGetOperation Method = "/google.longrunning.Operations/GetOperation"
+	MethodListPolicies Method = iamv2pb.Policies_ListPolicies_FullMethodName
+	MethodGetPolicy    Method = iamv2pb.Policies_GetPolicy_FullMethodName
+	MethodCreatePolicy Method = iamv2pb.Policies_CreatePolicy_FullMethodName
+	MethodUpdatePolicy Method = iamv2pb.Policies_UpdatePolicy_FullMethodName
+	MethodDeletePolicy Method = iamv2pb.Policies_DeletePolicy_FullMethodName
+	MethodGetOperation Method = longrunningpb.Operations_GetOperation_FullMethodName
 )
-
-// denyMethods are the deny-policy methods the controls accept.
-var denyMethods = []Method{
-	MethodListPolicies, MethodGetPolicy, MethodCreatePolicy, MethodUpdatePolicy,
-	MethodDeletePolicy, MethodGetOperation,
-}
-
-func init() {
-	for _, m := range denyMethods {
-		knownMethods[m] = true
-	}
-	// A concurrent writer can move the etag of a deny policy too.
-	setIamPolicyMethods = append(setIamPolicyMethods, MethodUpdatePolicy, MethodDeletePolicy)
-}
 
 const (
 	denyPolicyKind      = "DenyPolicy"   // Policy.kind: "Always contains the value `DenyPolicy`"
@@ -669,13 +655,6 @@ func (o *operationsService) GetOperation(_ context.Context, req *longrunningpb.G
 		return nil, status.Errorf(codes.NotFound, "operation %q not found", name)
 	}
 	return op.answer(), nil
-}
-
-// registerDeny registers google.iam.v2.Policies and
-// google.longrunning.Operations on the fake's gRPC server.
-func registerDeny(s *Server) {
-	iamv2pb.RegisterPoliciesServer(s.grpc, &denyService{s: s})
-	longrunningpb.RegisterOperationsServer(s.grpc, &operationsService{s: s})
 }
 
 // SeedDenyPolicy stores a copy of p as the deny policy name

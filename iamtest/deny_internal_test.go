@@ -20,16 +20,37 @@ func TestDenyPathDecoding(t *testing.T) {
 		"/v2/policies/cloudresourcemanager.googleapis.com%2fprojects%2fp/denypolicies":       "policies/cloudresourcemanager.googleapis.com%2Fprojects%2Fp/denypolicies",
 		"//v2/policies/a%41b/denypolicies/x%2Ey":                                             "policies/aAb/denypolicies/x.y",
 	} {
-		segs, ok := denyPath(in)
-		if got := strings.Join(segs, "/"); !ok || got != want {
-			t.Errorf("denyPath(%q) = %q, %v; want %q", in, got, ok, want)
+		if got, ok := denyName(in); !ok || got != want {
+			t.Errorf("denyName(%q) = %q, %v; want %q", in, got, ok, want)
 		}
 	}
 	for _, in := range []string{"/v1/policies/a/b", "/v2/policies/a%2/b", "/v2/policies/a//b", "/v2/policies/a%zz/b"} {
-		if segs, ok := denyPath(in); ok {
-			t.Errorf("denyPath(%q) = %q, want no match", in, segs)
+		if got, ok := denyName(in); ok {
+			t.Errorf("denyName(%q) = %q, want no match", in, got)
 		}
 	}
+}
+
+// denyName is the name a GET of the deny face's path binds: GetPolicy's,
+// or ListPolicies' parent.
+func denyName(path string) (string, bool) {
+	segs, custom := splitPath(path)
+	for _, mi := range methodTable {
+		if mi.name != MethodGetPolicy && mi.name != MethodListPolicies {
+			continue
+		}
+		for _, r := range mi.rules {
+			_, tmpl := httpPattern(r)
+			rt, err := parseTemplate(tmpl)
+			if err != nil {
+				panic(err)
+			}
+			if vals, ok := rt.match(segs, custom); ok {
+				return vals[0], true
+			}
+		}
+	}
+	return "", false
 }
 
 // TestDenyNames: canonical names keep %2F, name a registered project by

@@ -19,7 +19,7 @@
 //     the call on the fake's clock (at once by default); the write takes
 //     effect then, and its etag is checked at the call (unless
 //     SetDenyStaleEtagInOperation) and again then. REST at /v2/policies/...
-//     (deny_rest.go), the attachment point's %2F kept as http.proto says.
+//     (from the descriptors' HTTP rules), the attachment point's %2F kept as http.proto says.
 //
 // Every other method of those services answers UNIMPLEMENTED (501 over
 // REST: see RESTHandler). All the policy

@@ -1,26 +1,25 @@
 package iamtest
 
 import (
-	"context"
 	"encoding/base64"
 	"encoding/json"
-	"google.golang.org/api/option"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 
-	"cloud.google.com/go/iam/admin/apiv1/adminpb"
-	"cloud.google.com/go/iam/apiv1/iampb"
-	"google.golang.org/grpc"
+	"google.golang.org/api/option"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
 )
 
 // RESTHandler returns the fake's REST face as an http.Handler (the one
@@ -29,30 +28,16 @@ import (
 // requests at the HTTP level. Serving it is the caller's: Close does not
 // stop servers it was handed to.
 func (s *Server) RESTHandler() http.Handler {
-	return s.withDenyREST(&restHandler{s: s, routes: s.restRoutes()}) // deny policies: deny_rest.go
+	return &restHandler{s: s, routes: s.restRoutes()}
 }
 
 // restHandler is the fake's REST face: an http.Handler that serves the
 // same store, through the same fault layer and call log, as the gRPC
-// services, with the HTTP/JSON transcoding of their google.api.http rules:
-//
-//	POST /v1/{resource=**}:getIamPolicy, :setIamPolicy, :testIamPermissions
-//	     (google.iam.v1.IAMPolicy; the admin service's methods for
-//	     projects/*/serviceAccounts/*)
-//	POST /v3/{projects,folders,organizations}/*:getIamPolicy, ...
-//	     (google.cloud.resourcemanager.v3)
-//	GET, POST /v1/projects/*/serviceAccounts; GET, PUT, PATCH, DELETE
-//	     /v1/projects/*/serviceAccounts/*, POST ...:enable, :disable,
-//	     :undelete; GET, POST .../keys, POST .../keys:upload; GET, DELETE
-//	     .../keys/*, POST .../keys/*:enable, :disable; GET /v1/roles,
-//	     /v1/roles/*; GET, POST /v1/{projects,organizations}/*/roles; GET,
-//	     PATCH, DELETE .../roles/*, POST .../roles/*:undelete; POST
-//	     /v1/roles:queryGrantableRoles, /v1/permissions:queryTestablePermissions
-//	     (google.iam.admin.v1.IAM, the google.api.http rules of
-//	     google/iam/admin/v1/iam.proto)
-//	GET, POST /v2/policies/*/denypolicies; GET, PUT, DELETE .../denypolicies/*;
-//	     GET .../denypolicies/*/operations/* (google.iam.v2.Policies and its
-//	     operations: deny_rest.go)
+// services, with the HTTP/JSON transcoding of the google.api.http rules of
+// every method of the method table (methodtable.go), read from the
+// generated descriptors: the path binds the template's variables, the body
+// the rule's body field ("*": the whole request), the query the other
+// fields when the body is not the whole request (google/api/http.proto).
 //
 // on any host, so the google.golang.org/api discovery clients
 // (iam/v1, cloudresourcemanager/v3) and GAPIC REST clients
@@ -67,7 +52,8 @@ func (s *Server) RESTHandler() http.Handler {
 // protojson. Each call is logged under its gRPC method name, with the
 // x-retry-attempt header as its Attempt, and faults set for that method
 // (or AnyMethod) apply as on gRPC: an injected error, or a lost answer
-// after the handler committed. Errors are written as Google's REST APIs
+// after the handler committed: the request is called over the fake's own
+// connection, as a gRPC client's is. Errors are written as Google's REST APIs
 // write them: the HTTP status of the code and
 // {"error": {"code", "message", "errors", "status", "details"}}, "errors"
 // the legacy array [{"message", "domain": "global", "reason"}] (see
@@ -84,135 +70,160 @@ type restHandler struct {
 	routes []restRoute
 }
 
-// restRoute is one transcoded method.
+// restRoute is one google.api.http rule of a method of the table.
 type restRoute struct {
 	verb   string
-	path   []string // "*" is one segment
-	custom string   // after ':' on the last segment
-	method Method   // full gRPC method, for the fault layer and the call log
-	// newReq returns the request message; bodyField is where the JSON body
-	// goes ("*": the whole message, "": no body); nameField gets the path
-	// (without the version) up to the custom verb, or parent for a
-	// collection.
-	newReq    func() proto.Message
-	bodyField string
-	nameField string
-	trimLast  bool // the name is the path without its last segment (a collection)
-	call      func(ctx context.Context, req any) (any, error)
+	segs   []string // the template's segments: a literal, "*" or "**"
+	custom string   // the custom verb after ':' on the last segment
+	vars   []pathVar
+	body   string // the rule's body: "" none, "*" the whole request, or a field
+	method methodInfo
 }
 
+// pathVar is a variable of a URL template: the request field it sets
+// (dotted through messages) and the template segments it spans (to < 0:
+// to the end, for "**").
+type pathVar struct {
+	field    string
+	from, to int
+}
+
+// restRoutes are the routes of every rule of the method table, those whose
+// template holds "**" (the IAM mixin on any resource) last, since the
+// others are more specific.
 func (s *Server) restRoutes() []restRoute {
-	pol := &policyService{s: s}
-	adm := &adminService{s: s}
-	prj := &projectsService{p: pol}
-	fld := &foldersService{p: pol}
-	org := &organizationsService{p: pol}
-	getReq := func() proto.Message { return new(iampb.GetIamPolicyRequest) }
-	setReq := func() proto.Message { return new(iampb.SetIamPolicyRequest) }
-	testReq := func() proto.Message { return new(iampb.TestIamPermissionsRequest) }
-	type policyServer interface {
-		GetIamPolicy(context.Context, *iampb.GetIamPolicyRequest) (*iampb.Policy, error)
-		SetIamPolicy(context.Context, *iampb.SetIamPolicyRequest) (*iampb.Policy, error)
-		TestIamPermissions(context.Context, *iampb.TestIamPermissionsRequest) (*iampb.TestIamPermissionsResponse, error)
-	}
-	iamMethods := func(path, service string, srv policyServer) []restRoute {
-		p := strings.Split(path, "/")
-		return []restRoute{
-			{verb: "POST", path: p, custom: "getIamPolicy", method: Method(service + "GetIamPolicy"), newReq: getReq, bodyField: "*", nameField: "resource",
-				call: func(ctx context.Context, r any) (any, error) {
-					return srv.GetIamPolicy(ctx, r.(*iampb.GetIamPolicyRequest))
-				}},
-			{verb: "POST", path: p, custom: "setIamPolicy", method: Method(service + "SetIamPolicy"), newReq: setReq, bodyField: "*", nameField: "resource",
-				call: func(ctx context.Context, r any) (any, error) {
-					return srv.SetIamPolicy(ctx, r.(*iampb.SetIamPolicyRequest))
-				}},
-			{verb: "POST", path: p, custom: "testIamPermissions", method: Method(service + "TestIamPermissions"), newReq: testReq, bodyField: "*", nameField: "resource",
-				call: func(ctx context.Context, r any) (any, error) {
-					return srv.TestIamPermissions(ctx, r.(*iampb.TestIamPermissionsRequest))
-				}},
-		}
-	}
-	var routes []restRoute
-	routes = append(routes, iamMethods("v1/projects/*/serviceAccounts/*", "/google.iam.admin.v1.IAM/", adm)...)
-	routes = append(routes, iamMethods("v3/projects/*", "/google.cloud.resourcemanager.v3.Projects/", prj)...)
-	routes = append(routes, iamMethods("v3/folders/*", "/google.cloud.resourcemanager.v3.Folders/", fld)...)
-	routes = append(routes, iamMethods("v3/organizations/*", "/google.cloud.resourcemanager.v3.Organizations/", org)...)
-	routes = append(routes,
-		restRoute{verb: "GET", path: strings.Split("v1/projects/*/serviceAccounts", "/"), method: MethodListServiceAccounts, trimLast: true,
-			newReq: func() proto.Message { return new(adminpb.ListServiceAccountsRequest) }, nameField: "name",
-			call: func(ctx context.Context, r any) (any, error) {
-				return adm.ListServiceAccounts(ctx, r.(*adminpb.ListServiceAccountsRequest))
-			}},
-		restRoute{verb: "POST", path: strings.Split("v1/projects/*/serviceAccounts", "/"), method: MethodCreateServiceAccount, trimLast: true,
-			newReq: func() proto.Message { return new(adminpb.CreateServiceAccountRequest) }, bodyField: "*", nameField: "name",
-			call: func(ctx context.Context, r any) (any, error) {
-				return adm.CreateServiceAccount(ctx, r.(*adminpb.CreateServiceAccountRequest))
-			}},
-		restRoute{verb: "GET", path: strings.Split("v1/projects/*/serviceAccounts/*", "/"), method: MethodGetServiceAccount,
-			newReq: func() proto.Message { return new(adminpb.GetServiceAccountRequest) }, nameField: "name",
-			call: func(ctx context.Context, r any) (any, error) {
-				return adm.GetServiceAccount(ctx, r.(*adminpb.GetServiceAccountRequest))
-			}},
-		restRoute{verb: "DELETE", path: strings.Split("v1/projects/*/serviceAccounts/*", "/"), method: MethodDeleteServiceAccount,
-			newReq: func() proto.Message { return new(adminpb.DeleteServiceAccountRequest) }, nameField: "name",
-			call: func(ctx context.Context, r any) (any, error) {
-				return adm.DeleteServiceAccount(ctx, r.(*adminpb.DeleteServiceAccountRequest))
-			}},
-		restRoute{verb: "POST", path: strings.Split("v1/projects/*/serviceAccounts/*/keys", "/"), method: MethodCreateServiceAccountKey, trimLast: true,
-			newReq: func() proto.Message { return new(adminpb.CreateServiceAccountKeyRequest) }, bodyField: "*", nameField: "name",
-			call: func(ctx context.Context, r any) (any, error) {
-				return adm.CreateServiceAccountKey(ctx, r.(*adminpb.CreateServiceAccountKeyRequest))
-			}},
-	)
-	routes = append(routes, adminRESTRoutes(adm)...)
-	// The IAM mixin on any other resource, last: the routes above are more
-	// specific.
-	routes = append(routes, iamMethods("v1/**", "/google.iam.v1.IAMPolicy/", pol)...)
-	return routes
-}
-
-// match returns the route of a request and the resource name in its path.
-func (h *restHandler) match(verb, path string) (restRoute, string, bool) {
-	path = strings.TrimLeft(path, "/") // a GAPIC endpoint with a trailing slash sends "//v1/..."
-	rest, custom := path, ""
-	if i := strings.LastIndexByte(path, ':'); i > strings.LastIndexByte(path, '/') {
-		rest, custom = path[:i], path[i+1:]
-	}
-	segs := strings.Split(rest, "/")
-	for _, r := range h.routes {
-		if r.verb != verb || r.custom != custom || !routeMatch(r.path, segs) {
-			continue
-		}
-		name := strings.Join(segs[1:], "/") // without the version
-		if r.trimLast {
-			name = strings.Join(segs[1:len(segs)-1], "/")
-		}
-		return r, name, true
-	}
-	return restRoute{}, "", false
-}
-
-func routeMatch(pattern, segs []string) bool {
-	if n := len(pattern); n > 0 && pattern[n-1] == "**" {
-		if len(segs) < n || segs[0] != pattern[0] {
-			return false
-		}
-		for _, s := range segs[1:] {
-			if s == "" {
-				return false
+	var routes, wide []restRoute
+	for _, mi := range methodTable {
+		for _, rule := range mi.rules {
+			verb, tmpl := httpPattern(rule)
+			rt, err := parseTemplate(tmpl)
+			if err != nil || verb == "" {
+				panic(fmt.Sprintf("iamtest: the HTTP rule of %s: %q: %v", mi.name, tmpl, err))
+			}
+			rt.verb, rt.body, rt.method = verb, rule.GetBody(), mi
+			if slices.Contains(rt.segs, "**") {
+				wide = append(wide, rt)
+			} else {
+				routes = append(routes, rt)
 			}
 		}
-		return true
 	}
-	if len(pattern) != len(segs) {
-		return false
+	return append(routes, wide...)
+}
+
+// parseTemplate parses a google.api.http URL template
+// ("/v1/{resource=projects/*}:getIamPolicy") into its segments, variables
+// and custom verb.
+func parseTemplate(tmpl string) (restRoute, error) {
+	var rt restRoute
+	t, ok := strings.CutPrefix(tmpl, "/")
+	if !ok {
+		return rt, fmt.Errorf("no leading /")
 	}
-	for i, p := range pattern {
-		if segs[i] == "" || (p != "*" && p != segs[i]) {
-			return false
+	if i := strings.LastIndexByte(t, ':'); i > strings.LastIndexByte(t, '}') && i > strings.LastIndexByte(t, '/') {
+		t, rt.custom = t[:i], t[i+1:]
+	}
+	for t != "" {
+		if t[0] == '{' {
+			end := strings.IndexByte(t, '}')
+			if end < 0 {
+				return rt, fmt.Errorf("unclosed variable")
+			}
+			field, pattern, ok := strings.Cut(t[1:end], "=")
+			if !ok {
+				pattern = "*"
+			}
+			v := pathVar{field: field, from: len(rt.segs)}
+			rt.segs = append(rt.segs, strings.Split(pattern, "/")...)
+			v.to = len(rt.segs)
+			if slices.Contains(rt.segs[v.from:], "**") {
+				v.to = -1
+			}
+			rt.vars = append(rt.vars, v)
+			t = strings.TrimPrefix(t[end+1:], "/")
+			continue
+		}
+		seg, rest, _ := strings.Cut(t, "/")
+		rt.segs = append(rt.segs, seg)
+		t = rest
+	}
+	return rt, nil
+}
+
+// match reports whether the request path's segments (escaped) and custom
+// verb are this route's, and returns its variables' values: every escape
+// decoded but %2F, as google/api/http.proto says a server decodes a
+// variable of several segments (so that a deny policy's URL-encoded
+// attachment point is one segment, whether a client sent %252F or %2F).
+func (rt *restRoute) match(segs []string, custom string) ([]string, bool) {
+	if custom != rt.custom {
+		return nil, false
+	}
+	wide := len(rt.segs) > 0 && rt.segs[len(rt.segs)-1] == "**"
+	if len(segs) < len(rt.segs) || (!wide && len(segs) != len(rt.segs)) {
+		return nil, false
+	}
+	dec := make([]string, len(segs))
+	for i, seg := range segs {
+		d, ok := unescapeKeepSlash(seg)
+		if !ok || d == "" {
+			return nil, false
+		}
+		dec[i] = d
+	}
+	for i, p := range rt.segs {
+		if p != "*" && p != "**" && p != dec[i] {
+			return nil, false
 		}
 	}
-	return true
+	vals := make([]string, len(rt.vars))
+	for i, v := range rt.vars {
+		to := v.to
+		if to < 0 {
+			to = len(dec)
+		}
+		vals[i] = strings.Join(dec[v.from:to], "/")
+	}
+	return vals, true
+}
+
+// unescapeKeepSlash decodes the percent-escapes of seg except %2F (written
+// %2F whatever its case).
+func unescapeKeepSlash(seg string) (string, bool) {
+	if !strings.Contains(seg, "%") {
+		return seg, true
+	}
+	var b strings.Builder
+	for i := 0; i < len(seg); i++ {
+		if seg[i] != '%' {
+			b.WriteByte(seg[i])
+			continue
+		}
+		if i+2 >= len(seg) {
+			return "", false
+		}
+		v, err := strconv.ParseUint(seg[i+1:i+3], 16, 8)
+		if err != nil {
+			return "", false
+		}
+		if v == '/' {
+			b.WriteString("%2F")
+		} else {
+			b.WriteByte(byte(v))
+		}
+		i += 2
+	}
+	return b.String(), true
+}
+
+// splitPath splits an escaped URL path into its segments and custom verb.
+func splitPath(escaped string) ([]string, string) {
+	p := strings.TrimLeft(escaped, "/") // a GAPIC endpoint with a trailing slash sends "//v1/..."
+	custom := ""
+	if i := strings.LastIndexByte(p, ':'); i > strings.LastIndexByte(p, '/') {
+		p, custom = p[:i], p[i+1:]
+	}
+	return strings.Split(p, "/"), custom
 }
 
 // restIn reads the JSON of the discovery clients (names as lowerCamelCase,
@@ -220,20 +231,38 @@ func routeMatch(pattern, segs []string) bool {
 var restIn = protojson.UnmarshalOptions{DiscardUnknown: true}
 
 func (h *restHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	route, name, ok := h.match(r.Method, r.URL.Path)
-	if !ok {
+	segs, custom := splitPath(r.URL.EscapedPath())
+	var (
+		route *restRoute
+		vals  []string
+	)
+	for i := range h.routes {
+		if h.routes[i].verb != r.Method {
+			continue
+		}
+		if v, ok := h.routes[i].match(segs, custom); ok {
+			route, vals = &h.routes[i], v
+			break
+		}
+	}
+	if route == nil {
 		writeRESTError(w, status.Errorf(codes.Unimplemented, "iamtest: no method for %s %s", r.Method, r.URL.Path))
 		return
 	}
-	req := route.newReq()
-	if route.bodyField != "" {
+	mt, err := protoregistry.GlobalTypes.FindMessageByName(route.method.desc.Input().FullName())
+	if err != nil {
+		writeRESTError(w, status.Errorf(codes.Internal, "iamtest: request type of %s: %v", route.method.name, err))
+		return
+	}
+	req := mt.New().Interface()
+	if route.body != "" {
 		body, err := io.ReadAll(r.Body)
 		if err != nil {
 			writeRESTError(w, status.Errorf(codes.InvalidArgument, "iamtest: reading the body: %v", err))
 			return
 		}
 		if len(strings.TrimSpace(string(body))) > 0 {
-			target, err := bodyTarget(req, route.bodyField)
+			target, err := bodyTarget(req, route.body)
 			if err != nil {
 				writeRESTError(w, err)
 				return
@@ -258,17 +287,19 @@ func (h *restHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if route.bodyField != "*" || h.s.fid().queryBindsBody {
+	// google/api/http.proto: the fields not bound by the path are query
+	// parameters when the body is not the whole request.
+	if route.body != "*" || h.s.fid().queryBindsBody {
 		if err := setQuery(req.ProtoReflect(), query); err != nil {
 			writeRESTError(w, err)
 			return
 		}
 	}
-	if route.nameField != "" {
-		setField(req.ProtoReflect(), route.nameField, name)
+	for i, v := range route.vars { // the path wins over the body and the query
+		setField(req.ProtoReflect(), v.field, vals[i])
 	}
 
-	out, ok := h.s.callREST(w, r, route.method, req, route.call)
+	out, ok := h.s.callREST(w, r, route.method, req)
 	if !ok {
 		return
 	}
@@ -279,21 +310,26 @@ func (h *restHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(out)
 }
 
-// callREST answers the JSON of what call answers for req, run as the gRPC
-// method through the fault layer and the call log, with r's attemptHeader
-// passed on as incoming metadata. On an error it writes the REST error to w
-// and answers false.
-func (s *Server) callREST(w http.ResponseWriter, r *http.Request, method Method, req any, call grpc.UnaryHandler) ([]byte, bool) {
+// callREST answers the JSON of what the method answers for req, called
+// over the fake's own connection (so through the fault layer and the call
+// log, as a gRPC client's call), with r's attemptHeader passed on as
+// metadata. On an error it writes the REST error to w and answers false.
+func (s *Server) callREST(w http.ResponseWriter, r *http.Request, m methodInfo, req proto.Message) ([]byte, bool) {
 	ctx := r.Context()
 	if v := r.Header.Get(attemptHeader); v != "" {
-		ctx = metadata.NewIncomingContext(ctx, metadata.Pairs(attemptHeader, v))
+		ctx = metadata.AppendToOutgoingContext(ctx, attemptHeader, v)
 	}
-	resp, err := s.intercept(ctx, req, &grpc.UnaryServerInfo{FullMethod: string(method)}, call)
+	mt, err := protoregistry.GlobalTypes.FindMessageByName(m.desc.Output().FullName())
 	if err != nil {
+		writeRESTError(w, status.Errorf(codes.Internal, "iamtest: answer type of %s: %v", m.name, err))
+		return nil, false
+	}
+	resp := mt.New().Interface()
+	if err := s.conn.Invoke(ctx, string(m.name), req, resp); err != nil {
 		writeRESTError(w, err)
 		return nil, false
 	}
-	out, err := protojson.Marshal(resp.(proto.Message))
+	out, err := protojson.Marshal(resp)
 	if err != nil {
 		writeRESTError(w, status.Errorf(codes.Internal, "iamtest: encoding the answer: %v", err))
 		return nil, false

@@ -1,7 +1,6 @@
 package iamtest
 
 import (
-	"context"
 	"encoding/json"
 	"strings"
 
@@ -10,67 +9,6 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
-
-// adminRoute builds one transcoded route of google.iam.admin.v1.IAM.
-// path is the URL pattern ("*" one segment) up to the custom verb; body is
-// the body field ("*" the whole request, "" none); name is the field the
-// path's resource name goes to (dotted through messages, "" none); trim
-// drops the path's last segment from the name (a collection).
-func adminRoute[Req proto.Message, Resp any](verb, path, custom string, method Method, body, name string, trim bool, f func(context.Context, Req) (Resp, error)) restRoute {
-	return restRoute{
-		verb: verb, path: strings.Split(path, "/"), custom: custom, method: method,
-		newReq: func() proto.Message {
-			var z Req
-			return z.ProtoReflect().New().Interface()
-		},
-		bodyField: body, nameField: name, trimLast: trim,
-		call: func(ctx context.Context, r any) (any, error) { return f(ctx, r.(Req)) },
-	}
-}
-
-// adminRESTRoutes are the HTTP rules of google/iam/admin/v1/iam.proto
-// (google.api.http of each method) beyond the service-account routes of
-// restRoutes, and those of the methods left unserved, which answer 501.
-func adminRESTRoutes(adm *adminService) []restRoute {
-	var routes []restRoute
-	const sa = "v1/projects/*/serviceAccounts/*"
-	routes = append(routes,
-		adminRoute("PUT", sa, "", MethodUpdateServiceAccount, "*", "name", false, adm.UpdateServiceAccount),
-		adminRoute("PATCH", sa, "", MethodPatchServiceAccount, "*", "service_account.name", false, adm.PatchServiceAccount),
-		adminRoute("POST", sa, "undelete", MethodUndeleteServiceAccount, "*", "name", false, adm.UndeleteServiceAccount),
-		adminRoute("POST", sa, "enable", MethodEnableServiceAccount, "*", "name", false, adm.EnableServiceAccount),
-		adminRoute("POST", sa, "disable", MethodDisableServiceAccount, "*", "name", false, adm.DisableServiceAccount),
-		adminRoute("GET", sa+"/keys", "", MethodListServiceAccountKeys, "", "name", true, adm.ListServiceAccountKeys),
-		adminRoute("GET", sa+"/keys/*", "", MethodGetServiceAccountKey, "", "name", false, adm.GetServiceAccountKey),
-		adminRoute("POST", sa+"/keys", "upload", MethodUploadServiceAccountKey, "*", "name", true, adm.UploadServiceAccountKey),
-		adminRoute("DELETE", sa+"/keys/*", "", MethodDeleteServiceAccountKey, "", "name", false, adm.DeleteServiceAccountKey),
-		adminRoute("POST", sa+"/keys/*", "disable", MethodDisableServiceAccountKey, "*", "name", false, adm.DisableServiceAccountKey),
-		adminRoute("POST", sa+"/keys/*", "enable", MethodEnableServiceAccountKey, "*", "name", false, adm.EnableServiceAccountKey),
-		adminRoute("POST", "v1/roles", "queryGrantableRoles", MethodQueryGrantableRoles, "*", "", false, adm.QueryGrantableRoles),
-		adminRoute("POST", "v1/permissions", "queryTestablePermissions", MethodQueryTestablePermissions, "*", "", false, adm.QueryTestablePermissions),
-		adminRoute("GET", "v1/roles", "", MethodListRoles, "", "", false, adm.ListRoles),
-		adminRoute("GET", "v1/roles/*", "", MethodGetRole, "", "name", false, adm.GetRole),
-	)
-	for _, parent := range []string{"v1/projects/*", "v1/organizations/*"} {
-		routes = append(routes,
-			adminRoute("GET", parent+"/roles", "", MethodListRoles, "", "parent", true, adm.ListRoles),
-			adminRoute("POST", parent+"/roles", "", MethodCreateRole, "*", "parent", true, adm.CreateRole),
-			adminRoute("GET", parent+"/roles/*", "", MethodGetRole, "", "name", false, adm.GetRole),
-			adminRoute("PATCH", parent+"/roles/*", "", MethodUpdateRole, "role", "name", false, adm.UpdateRole),
-			adminRoute("DELETE", parent+"/roles/*", "", MethodDeleteRole, "", "name", false, adm.DeleteRole),
-			adminRoute("POST", parent+"/roles/*", "undelete", MethodUndeleteRole, "*", "name", false, adm.UndeleteRole),
-		)
-	}
-	// Unserved: 501 through the fault layer and the call log, as gRPC's
-	// UNIMPLEMENTED is.
-	routes = append(routes,
-		adminRoute("POST", sa, "signBlob", methodSignBlob, "*", "name", false, adm.SignBlob),
-		adminRoute("POST", sa, "signJwt", methodSignJwt, "*", "name", false, adm.SignJwt),
-		adminRoute("POST", "v1/iamPolicies", "lintPolicy", methodLintPolicy, "*", "", false, adm.LintPolicy),
-		adminRoute("POST", "v1/iamPolicies", "queryAuditableServices", methodQueryAuditableServices, "*", "", false, adm.QueryAuditableServices),
-	)
-	return routes
-}
 
 // setField sets the string field at a dotted proto path of m (such as
 // service_account.name), making the messages on the way.

@@ -10,6 +10,8 @@ import (
 
 	"cloud.google.com/go/iam/admin/apiv1/adminpb"
 	"cloud.google.com/go/iam/apiv1/iampb"
+	iamv2pb "cloud.google.com/go/iam/apiv2/iampb"
+	"cloud.google.com/go/longrunning/autogen/longrunningpb"
 	"cloud.google.com/go/resourcemanager/apiv3/resourcemanagerpb"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -20,7 +22,7 @@ import (
 // use.
 type Server struct {
 	grpc *grpc.Server
-	conn *grpc.ClientConn // Conn's, owned by the server
+	conn *grpc.ClientConn // Conn's, owned by the server; the REST face's too
 
 	cfgMu sync.RWMutex
 	cfg   config
@@ -129,14 +131,15 @@ func New(opts ...Option) (*Server, error) {
 	s.faults = newFaults(cfg.seed)
 	s.log = &callLog{}
 	s.grpc = grpc.NewServer(grpc.ChainUnaryInterceptor(s.intercept))
-
+	reg := s.grpc
 	policies := &policyService{s: s}
-	iampb.RegisterIAMPolicyServer(s.grpc, policies)
-	adminpb.RegisterIAMServer(s.grpc, &adminService{s: s})
-	resourcemanagerpb.RegisterProjectsServer(s.grpc, &projectsService{p: policies})
-	resourcemanagerpb.RegisterFoldersServer(s.grpc, &foldersService{p: policies})
-	resourcemanagerpb.RegisterOrganizationsServer(s.grpc, &organizationsService{p: policies})
-	registerDeny(s)
+	iampb.RegisterIAMPolicyServer(reg, policies)
+	adminpb.RegisterIAMServer(reg, &adminService{s: s})
+	resourcemanagerpb.RegisterProjectsServer(reg, &projectsService{p: policies})
+	resourcemanagerpb.RegisterFoldersServer(reg, &foldersService{p: policies})
+	resourcemanagerpb.RegisterOrganizationsServer(reg, &organizationsService{p: policies})
+	iamv2pb.RegisterPoliciesServer(reg, &denyService{s: s})
+	longrunningpb.RegisterOperationsServer(reg, &operationsService{s: s})
 
 	conn, err := s.Dial(context.Background())
 	if err != nil {
