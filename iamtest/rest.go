@@ -55,10 +55,11 @@ func (s *Server) RESTHandler() http.Handler {
 // after the handler committed: the request is called over the fake's own
 // connection, as a gRPC client's is. Errors are written as Google's REST APIs
 // write them: the HTTP status of the code and
-// {"error": {"code", "message", "errors", "status", "details"}}, "errors"
-// the legacy array [{"message", "domain": "global", "reason"}] (see
-// legacyReason), details (such as a google.rpc.RetryInfo) in their JSON
-// form with "@type". The admin
+// {"error": {"code", "message", "status", "details"}}, details (such as a
+// google.rpc.RetryInfo) in their JSON form with "@type", and for a request
+// that is not a GAPIC REST client's ($alt=json;enum-encoding=int) the
+// legacy "errors" array [{"message", "domain": "global", "reason"}] (see
+// legacyReason) too. The admin
 // methods the fake does not serve (:signBlob, :signJwt,
 // iamPolicies:queryAuditableServices, iamPolicies:lintPolicy without a
 // condition) answer 501
@@ -246,34 +247,34 @@ func (h *restHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if route == nil {
-		writeRESTError(w, status.Errorf(codes.Unimplemented, "iamtest: no method for %s %s", r.Method, r.URL.Path))
+		writeRESTError(w, r, status.Errorf(codes.Unimplemented, "iamtest: no method for %s %s", r.Method, r.URL.Path))
 		return
 	}
 	mt, err := protoregistry.GlobalTypes.FindMessageByName(route.method.desc.Input().FullName())
 	if err != nil {
-		writeRESTError(w, status.Errorf(codes.Internal, "iamtest: request type of %s: %v", route.method.name, err))
+		writeRESTError(w, r, status.Errorf(codes.Internal, "iamtest: request type of %s: %v", route.method.name, err))
 		return
 	}
 	req := mt.New().Interface()
 	if route.body != "" {
 		body, err := io.ReadAll(r.Body)
 		if err != nil {
-			writeRESTError(w, status.Errorf(codes.InvalidArgument, "iamtest: reading the body: %v", err))
+			writeRESTError(w, r, status.Errorf(codes.InvalidArgument, "iamtest: reading the body: %v", err))
 			return
 		}
 		if len(strings.TrimSpace(string(body))) > 0 {
 			target, err := bodyTarget(req, route.body)
 			if err != nil {
-				writeRESTError(w, err)
+				writeRESTError(w, r, err)
 				return
 			}
 			body = fixFieldMasks(body, target.ProtoReflect().Descriptor())
 			if name, at, ok := unknownJSONName(body, target.ProtoReflect().Descriptor()); ok {
-				writeRESTError(w, unknownNameError(name, at))
+				writeRESTError(w, r, unknownNameError(name, at))
 				return
 			}
 			if err := restIn.Unmarshal(body, target); err != nil {
-				writeRESTError(w, status.Errorf(codes.InvalidArgument, "Invalid JSON payload received. %v", err))
+				writeRESTError(w, r, status.Errorf(codes.InvalidArgument, "Invalid JSON payload received. %v", err))
 				return
 			}
 		}
@@ -283,7 +284,7 @@ func (h *restHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if f := query.Get("fields"); f != "" {
 		var err error
 		if selected, err = parseFields(f); err != nil {
-			writeRESTError(w, err)
+			writeRESTError(w, r, err)
 			return
 		}
 	}
@@ -291,7 +292,7 @@ func (h *restHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// parameters when the body is not the whole request.
 	if route.body != "*" || h.s.fid().queryBindsBody {
 		if err := setQuery(req.ProtoReflect(), query); err != nil {
-			writeRESTError(w, err)
+			writeRESTError(w, r, err)
 			return
 		}
 	}
@@ -321,17 +322,17 @@ func (s *Server) callREST(w http.ResponseWriter, r *http.Request, m methodInfo, 
 	}
 	mt, err := protoregistry.GlobalTypes.FindMessageByName(m.desc.Output().FullName())
 	if err != nil {
-		writeRESTError(w, status.Errorf(codes.Internal, "iamtest: answer type of %s: %v", m.name, err))
+		writeRESTError(w, r, status.Errorf(codes.Internal, "iamtest: answer type of %s: %v", m.name, err))
 		return nil, false
 	}
 	resp := mt.New().Interface()
 	if err := s.conn.Invoke(ctx, string(m.name), req, resp); err != nil {
-		writeRESTError(w, err)
+		writeRESTError(w, r, err)
 		return nil, false
 	}
 	out, err := protojson.Marshal(resp)
 	if err != nil {
-		writeRESTError(w, status.Errorf(codes.Internal, "iamtest: encoding the answer: %v", err))
+		writeRESTError(w, r, status.Errorf(codes.Internal, "iamtest: encoding the answer: %v", err))
 		return nil, false
 	}
 	return out, true
@@ -440,8 +441,13 @@ func scalar(fd protoreflect.FieldDescriptor, s string) (protoreflect.Value, erro
 	return protoreflect.Value{}, strconv.ErrSyntax
 }
 
-// writeRESTError writes err as Google's REST APIs do.
-func writeRESTError(w http.ResponseWriter, err error) {
+// writeRESTError writes err as Google's REST APIs do, in the form r's client
+// reads: a GAPIC REST client, which asks with $alt=json;enum-encoding=int,
+// gets {code, message, status, details} (gax's apierror reads that body
+// strictly, and an unknown "errors" would cost it the details); other
+// clients (the discovery ones) also get the legacy "errors" array that
+// googleapi.Error prints.
+func writeRESTError(w http.ResponseWriter, r *http.Request, err error) {
 	st := status.Convert(err)
 	details := make([]json.RawMessage, 0, len(st.Proto().GetDetails()))
 	for _, d := range st.Proto().GetDetails() {
@@ -457,18 +463,27 @@ func writeRESTError(w http.ResponseWriter, err error) {
 	type body struct {
 		Code    int               `json:"code"`
 		Message string            `json:"message"`
-		Errors  []legacy          `json:"errors"`
+		Errors  []legacy          `json:"errors,omitempty"`
 		Status  string            `json:"status"`
 		Details []json.RawMessage `json:"details,omitempty"`
 	}
 	code := httpStatus(st.Code())
+	b := body{Code: code, Message: st.Message(), Status: restStatusName(st.Code()), Details: details}
+	if !gapicREST(r) {
+		b.Errors = []legacy{{Message: st.Message(), Domain: "global", Reason: legacyReason(st.Code())}}
+	}
 	out, _ := json.Marshal(struct {
 		Error body `json:"error"`
-	}{body{Code: code, Message: st.Message(), Status: restStatusName(st.Code()), Details: details,
-		Errors: []legacy{{Message: st.Message(), Domain: "global", Reason: legacyReason(st.Code())}}}})
+	}{b})
 	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
 	w.WriteHeader(code)
 	_, _ = w.Write(out)
+}
+
+// gapicREST reports whether r comes from a GAPIC REST client: its
+// $alt system parameter asks for enum numbers.
+func gapicREST(r *http.Request) bool {
+	return strings.Contains(r.URL.Query().Get("$alt"), "enum-encoding=int")
 }
 
 // legacyReason is the reason of the legacy "errors" array that Google's
@@ -574,8 +589,10 @@ func (s *Server) rest() *httptest.Server {
 // (under gRPC Method names) as the gRPC face, transcoded to HTTP/JSON by the
 // google.api.http rules of the IAM mixin (on any resource), resourcemanager
 // v3's IAM methods, the admin API and IAM v2 deny policies with their
-// operations. Errors are written as Google's REST APIs write them, with the
-// legacy "errors" array googleapi.Error prints; what the fake does not serve
+// operations. Errors are written as Google's REST APIs write them to each
+// client: {code, message, status, details} to a GAPIC REST client (so gax's
+// apierror reads the details: Reason, ...), with the legacy "errors" array
+// googleapi.Error prints to the others; what the fake does not serve
 // answers 501, never 404. Point a discovery client or a GAPIC REST client at
 // it with RESTClientOptions.
 func (s *Server) RESTEndpoint() string { return s.rest().URL + "/" }
