@@ -22,7 +22,9 @@
 // and SignJwt, deprecated for the IAM Credentials API; LintPolicy of
 // anything but a condition; QueryAuditableServices; the other
 // methods of the resourcemanager services) answers UNIMPLEMENTED over gRPC
-// and 501 over REST, never NOT_FOUND. It also serves IAM v2 deny policies
+// and 501 over REST, never NOT_FOUND; over REST, a request that is no route
+// of IAM's at all answers 404 with an HTML body, as Google's front end
+// does. It also serves IAM v2 deny policies
 // (see Deny policies below).
 //
 // A test makes a fake with NewServer, which stops it when the test ends:

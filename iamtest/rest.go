@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"html"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -62,10 +63,10 @@ func (s *Server) RESTHandler() http.Handler {
 // legacyReason) too. The admin
 // methods the fake does not serve (:signBlob, :signJwt,
 // iamPolicies:queryAuditableServices, iamPolicies:lintPolicy without a
-// condition) answer 501
-// UNIMPLEMENTED through the fault layer and the call log, as over gRPC, and
-// so does any other path: never 404, which a caller that retries NOT_FOUND
-// would wait out.
+// condition), and every other method of the services it registers, answer
+// 501 UNIMPLEMENTED through the fault layer and the call log, as over gRPC;
+// a request that is no route of IAM's at all answers 404 with an HTML
+// body, as Google's front end does (writeNoRoute).
 type restHandler struct {
 	s      *Server
 	routes []restRoute
@@ -247,7 +248,7 @@ func (h *restHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if route == nil {
-		writeRESTError(w, r, status.Errorf(codes.Unimplemented, "iamtest: no method for %s %s", r.Method, r.URL.Path))
+		writeNoRoute(w, r)
 		return
 	}
 	mt, err := protoregistry.GlobalTypes.FindMessageByName(route.method.desc.Input().FullName())
@@ -480,6 +481,21 @@ func writeRESTError(w http.ResponseWriter, r *http.Request, err error) {
 	_, _ = w.Write(out)
 }
 
+// writeNoRoute answers a request that is no route of IAM's as Google's
+// front end does: 404 with an HTML page, not a JSON error (nothing was
+// called: no fault applies and no call is logged).
+func writeNoRoute(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/html; charset=UTF-8")
+	w.WriteHeader(http.StatusNotFound)
+	_, _ = fmt.Fprintf(w, `<!DOCTYPE html>
+<html lang=en>
+  <meta charset=utf-8>
+  <title>Error 404 (Not Found)!!1</title>
+  <p><b>404.</b> <ins>That’s an error.</ins>
+  <p>The requested URL <code>%s</code> was not found on this server.  <ins>That’s all we know.</ins>
+`, html.EscapeString(r.URL.Path))
+}
+
 // gapicREST reports whether r comes from a GAPIC REST client: its
 // $alt system parameter asks for enum numbers.
 func gapicREST(r *http.Request) bool {
@@ -592,8 +608,9 @@ func (s *Server) rest() *httptest.Server {
 // operations. Errors are written as Google's REST APIs write them to each
 // client: {code, message, status, details} to a GAPIC REST client (so gax's
 // apierror reads the details: Reason, ...), with the legacy "errors" array
-// googleapi.Error prints to the others; what the fake does not serve
-// answers 501, never 404. Point a discovery client or a GAPIC REST client at
+// googleapi.Error prints to the others. A method the fake does not serve
+// answers 501 (through the call log); a request that is no route of IAM's
+// at all, 404 with an HTML body, as Google's front end answers it. Point a discovery client or a GAPIC REST client at
 // it with RESTClientOptions.
 func (s *Server) RESTEndpoint() string { return s.rest().URL + "/" }
 
