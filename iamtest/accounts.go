@@ -162,6 +162,9 @@ func (st *state) checkGrantsLocked(cur *iampb.Policy, next []*iampb.Binding, now
 	}
 	for _, b := range next {
 		for _, m := range b.Members {
+			if err := st.checkPrincipalLocked(m, had); err != nil {
+				return err
+			}
 			email, ok := strings.CutPrefix(m, "serviceAccount:")
 			if !ok || had[m] || !strings.Contains(email, "@") {
 				continue
@@ -181,6 +184,25 @@ func (st *state) checkGrantsLocked(cur *iampb.Policy, next []*iampb.Binding, now
 		}
 	}
 	return nil
+}
+
+// checkPrincipalLocked refuses a grant to a user or group that
+// SetKnownPrincipals does not list, as IAM refuses a member that does not
+// exist: INVALID_ARGUMENT "User EMAIL does not exist." ("Group ...").
+// st.mu must be held.
+func (st *state) checkPrincipalLocked(m string, had map[string]bool) error {
+	if st.principals == nil || had[m] {
+		return nil
+	}
+	kind, email, _ := strings.Cut(m, ":")
+	if (kind != "user" && kind != "group") || st.principals[canonicalMember(m)] {
+		return nil
+	}
+	what := "User"
+	if kind == "group" {
+		what = "Group"
+	}
+	return status.Errorf(codes.InvalidArgument, "%s %s does not exist.", what, email)
 }
 
 // validAccountID reports whether id is a valid service account ID: 6 to 30

@@ -64,7 +64,10 @@
 // # Data and fidelity
 //
 // SeedPolicy and SeedServiceAccount set up what a test starts from (checked
-// as IAM checks a write, visible at once, logged as no call); Policy,
+// as IAM checks a write, visible at once, logged as no call), and LoadSeed
+// all of it from one JSON seed file (projects, folders, organizations,
+// service accounts, users and groups, policies, custom roles, deny
+// policies: its doc gives the format); Policy,
 // ServiceAccount and ServiceAccountKeys read the store back. Where real IAM's
 // behaviour is documented the fake follows it by default (member case folded,
 // a write below the stored policy version refused, 10 keys per account, the
@@ -160,6 +163,7 @@
 //	ResetCallerPermissions        the caller holds every well-formed permission
 //	SetProjectsWithoutOrganization off: a project's last owner may be removed
 //	SetRESTQueryBindsBodyFields   off: query parameters of a body "*" REST method are ignored
+//	SetKnownPrincipals            off: every user and group exists
 //
 // Fixed by IAM's documentation, not by a control: 10 user-managed keys per
 // account, display_name at most 100 bytes and description 256, custom role

@@ -128,3 +128,17 @@ func isEtagWrite(m Method) bool {
 	name := string(m)[strings.LastIndexByte(string(m), '/')+1:]
 	return knownMethods[m] && (name == "SetIamPolicy" || m == MethodUpdatePolicy || m == MethodDeletePolicy)
 }
+
+// Methods returns every method the fake serves, the values of the Method
+// constants, in the order of the services' descriptors: with AnyMethod,
+// what the controls accept (a program that takes method names from its
+// user checks them against it).
+func Methods() []Method {
+	var ms []Method
+	for _, mi := range methodTable {
+		if mi.served {
+			ms = append(ms, mi.name)
+		}
+	}
+	return ms
+}
