@@ -86,15 +86,15 @@ func TestLoadSeed(t *testing.T) {
 func TestLoadSeedErrors(t *testing.T) {
 	t.Parallel()
 	for seed, want := range map[string]string{
-		`{"project": []}`: `unknown field "project"`,
+		`{"project": []}`:             `unknown field "project"`,
 		`{"projects": [{"id": "P"}]}`: `projects[0] (P): invalid project ID "P"`,
-		`{"serviceAccounts": [{"project": "p-1", "accountId": "x"}]}`: `serviceAccounts[0] (x): invalid account ID "x"`,
+		`{"serviceAccounts": [{"project": "p-1", "accountId": "x"}]}`:                                               `serviceAccounts[0] (x): invalid account ID "x"`,
 		`{"policies": {"projects/p": {"bindings": [{"role": "roles/Viewer", "members": ["user:a@example.com"]}]}}}`: `policies[projects/p]: `,
-		`{"policies": {"projects/p": {"bindingz": []}}}`: `policies[projects/p]: google.iam.v1.Policy: `,
-		`{"folders": [{"name": "projects/1"}]}`: `folders[0]: name "projects/1" is not folders/ID`,
-		`{"users": ["alice"]}`: `users, groups: member "user:alice" is not user:EMAIL`,
-		`{"customRoles": [{"parent": "projects/p", "roleId": "x", "role": {}}]}`: `customRoles[0] (x): `,
-		`{"denyPolicies": [{"name": "policies/x", "policy": {}}]}`: `denyPolicies[0] (policies/x): `,
+		`{"policies": {"projects/p": {"bindingz": []}}}`:                                                            `policies[projects/p]: google.iam.v1.Policy: `,
+		`{"folders": [{"name": "projects/1"}]}`:                                                                     `folders[0]: name "projects/1" is not folders/ID`,
+		`{"users": ["alice"]}`:                                                                                      `users, groups: member "user:alice" is not user:EMAIL`,
+		`{"customRoles": [{"parent": "projects/p", "roleId": "x", "role": {}}]}`:                                    `customRoles[0] (x): `,
+		`{"denyPolicies": [{"name": "policies/x", "policy": {}}]}`:                                                  `denyPolicies[0] (policies/x): `,
 	} {
 		err := iamtest.NewServer(t).LoadSeed([]byte(seed))
 		if err == nil || !strings.Contains(err.Error(), "iamtest: LoadSeed: ") || !strings.Contains(err.Error(), want) {
