@@ -18,7 +18,7 @@ func mustMethod(control string, m Method) {
 
 func mustEtagWrite(control string, m Method) {
 	if m != AnyMethod && !isEtagWrite(m) {
-		panic(fmt.Sprintf("iamtest: %s: method %q is not a SetIamPolicy method, UpdatePolicy or DeletePolicy", control, string(m)))
+		panic(fmt.Sprintf("iamtest: %s: method %q is not a SetIamPolicy method, UpdateRole, UpdatePolicy or DeletePolicy", control, string(m)))
 	}
 }
 

@@ -259,6 +259,12 @@ func (a *adminService) changeCustomRole(name string, etag []byte, f func(cr *cus
 	})
 }
 
+// bumpRoleEtag rewrites the custom role name unchanged with a new etag, as
+// a concurrent writer would (ConcurrentWriteNext on MethodUpdateRole).
+func (s *Server) bumpRoleEtag(name string) {
+	_, _ = (&adminService{s: s}).changeCustomRole(name, nil, func(*customRole, *adminpb.Role, time.Time) error { return nil })
+}
+
 // withCustomRole runs f under the store's lock on the visible custom role
 // name (after purging the roles deleted too long ago) and answers what f
 // answers; a role that is not there answers NOT_FOUND without calling f.

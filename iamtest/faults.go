@@ -214,16 +214,17 @@ func (s *Server) SetRetryInfo(d time.Duration) {
 	f.mu.Unlock()
 }
 
-// ConcurrentWriteNext makes another writer change the policy just before each
-// of the next n SetIamPolicy calls of m (a SetIamPolicy method, or AnyMethod
-// for all of them; also MethodUpdatePolicy and MethodDeletePolicy, for deny
-// policies): the policy is rewritten unchanged, so its etag moves, and
-// a write that carries the etag it read is refused as IAM refuses it, with
-// ABORTED (409) and IAM's concurrent-change message (see SetStaleEtagCode).
-// This is the race IAM's read-modify-write guidance is about: a rerun of the
-// whole read-modify-write reads the new etag and succeeds, a replay of the
-// write alone fails again. n == 0 does nothing. It panics on a method that is
-// not one of those or a negative n.
+// ConcurrentWriteNext makes another writer change the object just before
+// each of the next n writes of m guarded by an etag: a SetIamPolicy method
+// (AnyMethod: each of these writes), MethodUpdateRole (custom roles),
+// MethodUpdatePolicy and MethodDeletePolicy (deny policies). The object is
+// rewritten unchanged, so its etag moves, and a write that carries the etag
+// it read is refused as IAM refuses it, with ABORTED (409) and IAM's
+// concurrent-change message (see SetStaleEtagCode). This is the race IAM's
+// read-modify-write guidance is about: a rerun of the whole
+// read-modify-write reads the new etag and succeeds, a replay of the write
+// alone fails again. n == 0 does nothing. It panics on a method that is not
+// one of those or a negative n.
 func (s *Server) ConcurrentWriteNext(m Method, n int) {
 	mustEtagWrite("ConcurrentWriteNext", m)
 	mustCount("ConcurrentWriteNext", n)

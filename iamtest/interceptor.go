@@ -3,6 +3,7 @@ package iamtest
 import (
 	"context"
 
+	"cloud.google.com/go/iam/admin/apiv1/adminpb"
 	"cloud.google.com/go/iam/apiv1/iampb"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -45,6 +46,9 @@ func (s *Server) intercept(ctx context.Context, req any, info *grpc.UnaryServerI
 	}
 	if name, ok := denyWriteTarget(req); ok && s.faults.interleaveWrite(method) {
 		s.bumpDenyEtag(name)
+	}
+	if up, ok := req.(*adminpb.UpdateRoleRequest); ok && s.faults.interleaveWrite(method) {
+		s.bumpRoleEtag(up.GetName())
 	}
 	resp, err = handler(ctx, req)
 	call.Applied = err == nil

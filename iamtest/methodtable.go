@@ -126,7 +126,7 @@ func httpPattern(r *annotations.HttpRule) (verb, tmpl string) {
 // ConcurrentWriteNext accepts.
 func isEtagWrite(m Method) bool {
 	name := string(m)[strings.LastIndexByte(string(m), '/')+1:]
-	return knownMethods[m] && (name == "SetIamPolicy" || m == MethodUpdatePolicy || m == MethodDeletePolicy)
+	return knownMethods[m] && (name == "SetIamPolicy" || m == MethodUpdateRole || m == MethodUpdatePolicy || m == MethodDeletePolicy)
 }
 
 // Methods returns every method the fake serves, the values of the Method
