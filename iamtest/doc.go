@@ -56,9 +56,9 @@
 // lost answers (LoseNextAnswers, SetLostAnswerRate). RetryInfo (SetRetryInfo)
 // decorates every injected error; eventual consistency of new service
 // accounts (SetPropagationDelay, SetPropagationReads) is part of the fake's
-// answers. The call log (Calls, CountCalls) records every call with its
-// method, resource, code, whether the answer was injected and whether the
-// server acted (Applied: a write whose answer was lost is logged Injected
+// answers. The call log (Calls, CountCalls, ResetCalls) records every call
+// with its method, resource, code, whether the answer was injected and
+// whether the server acted (Applied: a write whose answer was lost is logged Injected
 // and Applied, so "landed exactly once" can be proved from the log).
 //
 // # Data and fidelity
@@ -67,15 +67,16 @@
 // as IAM checks a write, visible at once, logged as no call), and LoadSeed
 // all of it from one JSON seed file (projects, folders, organizations,
 // service accounts, users and groups, policies, custom roles, deny
-// policies: its doc gives the format); Policy,
-// ServiceAccount and ServiceAccountKeys read the store back. Where real IAM's
-// behaviour is documented the fake follows it by default (member case folded,
+// policies: its doc gives the format); Policy, ServiceAccount,
+// ServiceAccountKeys, CustomRole and DenyPolicy read the store back. Where
+// real IAM's behaviour is documented the fake follows it by default (member case folded,
 // a write below the stored policy version refused, 10 keys per account, the
 // 1,500-member limit in IAM's words); where it is not, or where it depends on
 // the organisation, a control chooses it, with a documented default:
 // SetPropagationCodes, SetStaleReads, SetConditionalRead, RegisterProject and
 // InviteOwner, SetKnownRolesOnly and AddRoles, SetKeyCreationDisabled,
-// SetRefuseUnknownServiceAccounts, SetShuffleBindings, SetIAMMessages.
+// SetRefuseUnknownServiceAccounts, SetKnownPrincipals, SetShuffleBindings,
+// SetIAMMessages.
 // FailNextWith injects a ready-made IAM-shaped error (QuotaExceededError,
 // PermissionDeniedError) that carries the google.rpc.ErrorInfo reason real
 // IAM sends, for code that decides by reason.

@@ -1,4 +1,5 @@
-// Implementation notes (formerly internal/fakeiam's package doc): an in-process fake of the Google Cloud IAM gRPC API, with
+// Implementation notes (formerly internal/fakeiam's package doc, not part of
+// iamtest's): an in-process fake of the Google Cloud IAM gRPC API, with
 // fault injection, for tests of code that calls IAM.
 //
 // It serves, over an in-memory bufconn listener or a real one:
@@ -63,8 +64,8 @@
 // its doc comment, where the real behaviour is documented.
 //
 // Service accounts can be made eventually consistent: with
-// withPropagationDelay or WithPropagationReads a new account answers
-// NOT_FOUND (or PERMISSION_DENIED: withPropagationCodes) to GetServiceAccount,
+// SetPropagationDelay or SetPropagationReads a new account answers
+// NOT_FOUND (or PERMISSION_DENIED: SetPropagationCodes) to GetServiceAccount,
 // NOT_FOUND to the admin service's policy methods, and a grant naming it
 // INVALID_ARGUMENT, for a while, as IAM's do.
 //
@@ -95,12 +96,10 @@
 //
 // # Wiring
 //
-// New builds a server that listens on nothing. ClientOptions returns the
-// options that point any cloud.google.com/go client at the in-memory listener
-// (starting it if needed); Dial returns a raw *grpc.ClientConn to it; Serve
-// serves a real listener. Close stops everything and leaves no goroutine
-// behind. The package's own tests use startTest (New, StartBufconn and
-// tb.Cleanup(Close) in one call).
+// New serves the in-memory listener that ClientOptions, Conn and Dial
+// reach (the REST face calls the methods over Conn, so through the same
+// fault layer and call log); Serve serves a real listener. Close stops
+// everything and leaves no goroutine behind.
 //
 // The GAPIC clients retry some codes on their own (the admin client retries
 // UNAVAILABLE with backoff, on real timers). A test of another retry layer
