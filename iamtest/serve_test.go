@@ -2,6 +2,7 @@ package iamtest_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -126,8 +127,8 @@ func TestServeRESTOnTCP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := srv.ServeREST(lis2); err == nil {
-		t.Error("ServeREST on a closed server returned nil, want an error")
+	if err := srv.ServeREST(lis2); !errors.Is(err, net.ErrClosed) {
+		t.Errorf("ServeREST on a closed server returned %v, want an error wrapping net.ErrClosed", err)
 	}
 	if _, err := net.Dial("tcp", lis2.Addr().String()); err == nil {
 		t.Error("ServeREST on a closed server left its listener open")

@@ -3,6 +3,7 @@ package iamtest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 
 	"google.golang.org/api/option"
@@ -44,8 +45,8 @@ func (s *Server) bufconn() (*bufconn.Listener, error) {
 // Serve serves the fake on lis as well, such as a TCP listener that programs
 // in other processes (or other languages) dial, and blocks until Close stops
 // the server or lis fails. It returns nil once Close has stopped it, an error
-// if the server was closed before Serve was called (lis is then closed), and
-// the listener's error otherwise. The in-memory listener of ClientOptions and
+// wrapping net.ErrClosed if the server was closed before Serve was called
+// (lis is then closed), and the listener's error otherwise. The in-memory listener of ClientOptions and
 // Conn keeps serving beside it; the controls and the call log cover calls
 // from both. Serve may be called for several listeners, each on its own
 // goroutine.
@@ -54,7 +55,7 @@ func (s *Server) Serve(lis net.Listener) error {
 	if s.closed {
 		s.lifeMu.Unlock()
 		_ = lis.Close()
-		return errors.New("iamtest: Serve: the server is closed")
+		return fmt.Errorf("iamtest: Serve: the server is closed: %w", net.ErrClosed)
 	}
 	s.serveWG.Add(1)
 	s.lifeMu.Unlock()

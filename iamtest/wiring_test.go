@@ -71,7 +71,7 @@ func TestCloseLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := srv.Serve(lis); err == nil {
+	if err := srv.Serve(lis); !errors.Is(err, net.ErrClosed) {
 		t.Fatalf("Serve after Close = %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -361,7 +361,11 @@ func runFakeServer(ctx context.Context, cio *cmdIO, f *fakeServerFlags) error {
 		srv.Close()
 		var errs []error
 		for range run.serving {
-			errs = append(errs, <-run.done)
+			// A Serve that had not started when Close ran answers
+			// net.ErrClosed: stopped before it served, as asked.
+			if err := <-run.done; !errors.Is(err, net.ErrClosed) {
+				errs = append(errs, err)
+			}
 		}
 		if err := errors.Join(errs...); err != nil {
 			return err
