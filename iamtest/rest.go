@@ -328,6 +328,9 @@ func (s *Server) callREST(w http.ResponseWriter, r *http.Request, m methodInfo, 
 	}
 	resp := mt.New().Interface()
 	if err := s.conn.Invoke(ctx, string(m.name), req, resp); err != nil {
+		if s.isClosed() {
+			err = status.Error(codes.Unavailable, "iamtest: the server is closed")
+		}
 		writeRESTError(w, r, err)
 		return nil, false
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -132,5 +133,19 @@ func TestServeRESTOnTCP(t *testing.T) {
 	}
 	if _, err := net.Dial("tcp", lis2.Addr().String()); err == nil {
 		t.Error("ServeREST on a closed server left its listener open")
+	}
+}
+
+// TestRESTHandlerAfterClose: the REST face served by a server of the
+// caller's answers 503 once the fake is closed, as its gRPC face does.
+func TestRESTHandlerAfterClose(t *testing.T) {
+	t.Parallel()
+	srv := iamtest.NewServer(t)
+	h := srv.RESTHandler()
+	srv.Close()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("POST", "/v1/projects/p:getIamPolicy", strings.NewReader(`{}`)))
+	if rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), `"UNAVAILABLE"`) {
+		t.Fatalf("after Close: %d %s, want 503 UNAVAILABLE", rec.Code, rec.Body.String())
 	}
 }

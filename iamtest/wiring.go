@@ -23,6 +23,13 @@ const bufferSize = 1 << 20
 // errClosed is what Dial answers once Close has run.
 var errClosed = errors.New("iamtest: the server is closed")
 
+// isClosed reports whether Close has run.
+func (s *Server) isClosed() bool {
+	s.lifeMu.Lock()
+	defer s.lifeMu.Unlock()
+	return s.closed
+}
+
 // bufconn returns the in-memory listener, starting it on first use.
 func (s *Server) bufconn() (*bufconn.Listener, error) {
 	s.lifeMu.Lock()
