@@ -21,20 +21,3 @@ const (
 	MethodUndeleteRole             Method = "/google.iam.admin.v1.IAM/UndeleteRole"
 	MethodQueryTestablePermissions Method = "/google.iam.admin.v1.IAM/QueryTestablePermissions"
 )
-
-// adminMethods are the Method constants of this file, all accepted by the
-// controls.
-var adminMethods = []Method{
-	MethodUpdateServiceAccount, MethodPatchServiceAccount, MethodUndeleteServiceAccount,
-	MethodEnableServiceAccount, MethodDisableServiceAccount, MethodListServiceAccountKeys,
-	MethodGetServiceAccountKey, MethodUploadServiceAccountKey, MethodDeleteServiceAccountKey,
-	MethodDisableServiceAccountKey, MethodEnableServiceAccountKey, MethodQueryGrantableRoles,
-	MethodCreateRole, MethodUpdateRole, MethodDeleteRole, MethodUndeleteRole,
-	MethodQueryTestablePermissions,
-}
-
-func init() {
-	for _, m := range adminMethods {
-		knownMethods[m] = true
-	}
-}

@@ -1,10 +1,15 @@
 package iamtest
 
 import (
+	"sync"
 	"time"
 
+	iamv2pb "cloud.google.com/go/iam/apiv2/iampb"
 	"google.golang.org/grpc/codes"
 )
+
+// attemptHeader is the incoming metadata key whose value Call.Attempt records.
+const attemptHeader = "x-retry-attempt"
 
 // Call is one call the fake answered.
 type Call struct {
@@ -23,6 +28,18 @@ type Call struct {
 	Applied bool
 }
 
+// callLog is the thread-safe list of calls, in order of completion.
+type callLog struct {
+	mu    sync.Mutex
+	calls []Call
+}
+
+func (l *callLog) add(c Call) {
+	l.mu.Lock()
+	l.calls = append(l.calls, c)
+	l.mu.Unlock()
+}
+
 // Calls returns the calls the fake answered since it started or since
 // ResetCalls, in the order they ended, injected failures included. Each
 // call's Resource is the request's resource field for the policy methods,
@@ -30,20 +47,49 @@ type Call struct {
 // CreateServiceAccount and ListServiceAccounts), and its parent for
 // ListRoles.
 func (s *Server) Calls() []Call {
-	fc := s.fake.Calls()
-	calls := make([]Call, len(fc))
-	for i, c := range fc {
-		calls[i] = Call{Method: Method(c.Method), Resource: c.Resource, Code: c.Code, Time: c.Time, Attempt: c.Attempt, Injected: c.Injected, Applied: c.Applied}
-	}
-	return calls
+	s.log.mu.Lock()
+	defer s.log.mu.Unlock()
+	return append([]Call(nil), s.log.calls...)
 }
 
 // CountCalls returns how many logged calls were made to m; AnyMethod counts
 // them all. It panics on an unknown method.
 func (s *Server) CountCalls(m Method) int {
 	mustMethod("CountCalls", m)
-	return s.fake.CountCalls(string(m))
+	s.log.mu.Lock()
+	defer s.log.mu.Unlock()
+	if m == AnyMethod {
+		return len(s.log.calls)
+	}
+	n := 0
+	for _, c := range s.log.calls {
+		if c.Method == m {
+			n++
+		}
+	}
+	return n
 }
 
 // ResetCalls empties the call log.
-func (s *Server) ResetCalls() { s.fake.ResetCalls() }
+func (s *Server) ResetCalls() {
+	s.log.mu.Lock()
+	s.log.calls = nil
+	s.log.mu.Unlock()
+}
+
+// resourceOf returns the resource a request names: its resource field for
+// the policy methods, its name for service accounts, keys and roles, its
+// parent where it has neither (ListRoles); "" when it has none.
+func resourceOf(req any) string {
+	switch r := req.(type) {
+	case interface{ GetResource() string }:
+		return r.GetResource()
+	case interface{ GetName() string }:
+		return r.GetName()
+	case interface{ GetParent() string }:
+		return r.GetParent()
+	case interface{ GetPolicy() *iamv2pb.Policy }: // UpdatePolicy
+		return r.GetPolicy().GetName()
+	}
+	return ""
+}

@@ -2,7 +2,6 @@ package iamtest
 
 import (
 	"fmt"
-	"slices"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -17,9 +16,9 @@ func mustMethod(control string, m Method) {
 	}
 }
 
-func mustSetIamPolicy(control string, m Method) {
-	if m != AnyMethod && !slices.Contains(setIamPolicyMethods, m) {
-		panic(fmt.Sprintf("iamtest: %s: method %q is not a SetIamPolicy method, UpdatePolicy or DeletePolicy", control, string(m)))
+func mustEtagWrite(control string, m Method) {
+	if m != AnyMethod && !isEtagWrite(m) {
+		panic(fmt.Sprintf("iamtest: %s: method %q is not a SetIamPolicy method, UpdateRole, UpdatePolicy or DeletePolicy", control, string(m)))
 	}
 }
 

@@ -15,7 +15,9 @@ import "time"
 // d == 0 turns it off. It panics on a negative d.
 func (s *Server) SetPropagationDelay(d time.Duration) {
 	mustDuration("SetPropagationDelay", d)
-	s.fake.SetPropagationDelay(d)
+	s.cfgMu.Lock()
+	s.cfg.propDelay = d
+	s.cfgMu.Unlock()
 }
 
 // SetPropagationReads makes every service account created from now on answer
@@ -26,5 +28,7 @@ func (s *Server) SetPropagationDelay(d time.Duration) {
 // a negative n.
 func (s *Server) SetPropagationReads(n int) {
 	mustCount("SetPropagationReads", n)
-	s.fake.SetPropagationReads(n)
+	s.cfgMu.Lock()
+	s.cfg.propReads = n
+	s.cfgMu.Unlock()
 }

@@ -225,3 +225,31 @@ func TestCustomRoleListPagingGRPC(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestConcurrentWriteNextOnUpdateRole: an interleaved writer moves a custom
+// role's etag before the next UpdateRole, which a write carrying the etag
+// it read fails ABORTED; a blind write (no etag) and a fresh read's etag
+// succeed.
+func TestConcurrentWriteNextOnUpdateRole(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	srv := iamtest.NewServer(t)
+	c := newClients(t, srv)
+	r, err := c.admin.CreateRole(ctx, &adminpb.CreateRoleRequest{Parent: "projects/p", RoleId: "deployer",
+		Role: &adminpb.Role{Title: "Deployer", IncludedPermissions: []string{"iam.roles.get"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.ConcurrentWriteNext(iamtest.MethodUpdateRole, 1)
+	_, err = c.admin.UpdateRole(ctx, &adminpb.UpdateRoleRequest{Name: r.Name, Role: &adminpb.Role{Title: "v2", Etag: r.Etag}}, noRetry)
+	if status.Code(err) != codes.Aborted {
+		t.Fatalf("UpdateRole after an interleaved write: %v, want ABORTED", err)
+	}
+	fresh, err := c.admin.GetRole(ctx, &adminpb.GetRoleRequest{Name: r.Name})
+	if err != nil || string(fresh.Etag) == string(r.Etag) || fresh.Title != "Deployer" {
+		t.Fatalf("after the interleaved write: %v, %v; want a new etag, the role unchanged", fresh, err)
+	}
+	if _, err := c.admin.UpdateRole(ctx, &adminpb.UpdateRoleRequest{Name: r.Name, Role: &adminpb.Role{Title: "v2", Etag: fresh.Etag}}, noRetry); err != nil {
+		t.Fatal(err)
+	}
+}

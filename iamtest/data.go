@@ -19,21 +19,12 @@ import (
 // empty resource, a policy SetIamPolicy would refuse, or a project the
 // registry does not know (see RegisterProject), saying what is wrong.
 func (s *Server) SeedPolicy(resource string, p *iampb.Policy) *iampb.Policy {
-	stored, err := s.fake.SeedValidPolicy(resource, p)
+	stored, err := s.seedValidPolicy(resource, p)
 	if err != nil {
 		panic("iamtest: SeedPolicy: " + err.Error())
 	}
 	return stored
 }
-
-// Policy returns a copy of the policy stored for resource, as GetIamPolicy
-// asking for version 3 answers it once every write has propagated: without
-// stale reads (SetStaleReads), shuffled bindings (SetShuffleBindings),
-// faults or a logged call. A resource never written has IAM's empty
-// policy: no bindings, version 0 and the etag "ACAB" (base64), as
-// GetIamPolicy answers it. Service accounts may be named in any form the
-// admin API accepts.
-func (s *Server) Policy(resource string) *iampb.Policy { return s.fake.Policy(resource) }
 
 // SeedServiceAccount stores the service account
 // ACCOUNT_ID@PROJECT.iam.gserviceaccount.com as if CreateServiceAccount had
@@ -47,28 +38,9 @@ func (s *Server) Policy(resource string) *iampb.Policy { return s.fake.Policy(re
 // that exists, or a project the registry does not know (see
 // RegisterProject).
 func (s *Server) SeedServiceAccount(project, accountID string) *adminpb.ServiceAccount {
-	sa, err := s.fake.SeedServiceAccount(project, accountID)
+	sa, err := s.seedServiceAccount(project, accountID)
 	if err != nil {
 		panic("iamtest: SeedServiceAccount: " + err.Error())
 	}
 	return sa
-}
-
-// ServiceAccount returns a copy of the service account that name designates
-// (projects/P/serviceAccounts/EMAIL_OR_UNIQUE_ID, projects/-/serviceAccounts/EMAIL
-// or EMAIL), whether or not it is still propagating, or nil when there is
-// none: what the fake holds, not what a read would answer.
-func (s *Server) ServiceAccount(name string) *adminpb.ServiceAccount {
-	return s.fake.ServiceAccount(name)
-}
-
-// ServiceAccountKeys returns copies of the user-managed keys minted for the
-// service account that name designates, oldest first, or nil when there is
-// no such account. A test counts them to see how many keys a retried
-// CreateServiceAccountKey minted: each call mints a new one, up to the 10
-// per account IAM allows (https://cloud.google.com/iam/quotas), after which
-// CreateServiceAccountKey answers FAILED_PRECONDITION "Precondition check
-// failed.".
-func (s *Server) ServiceAccountKeys(name string) []*adminpb.ServiceAccountKey {
-	return s.fake.ServiceAccountKeys(name)
 }

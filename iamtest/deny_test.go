@@ -696,7 +696,7 @@ func TestDenyControlsRefuseBadInput(t *testing.T) {
 		{func() {
 			srv.SeedDenyPolicy(denyParent+"/x-1", &iamv2pb.Policy{Rules: []*iamv2pb.PolicyRule{denyRule("user:a@example.com", "iam.googleapis.com/roles.list")}})
 		}, `"user:a@example.com" (an allow-policy member`},
-		{func() { srv.ConcurrentWriteNext(iamtest.MethodGetPolicy, 1) }, "is not a SetIamPolicy method, UpdatePolicy or DeletePolicy"},
+		{func() { srv.ConcurrentWriteNext(iamtest.MethodGetPolicy, 1) }, "is not a SetIamPolicy method, UpdateRole, UpdatePolicy or DeletePolicy"},
 	} {
 		if msg := panicMessage(tc.f); !strings.Contains(msg, tc.want) {
 			t.Errorf("panic %q, want it to contain %q", msg, tc.want)

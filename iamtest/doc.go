@@ -22,7 +22,9 @@
 // and SignJwt, deprecated for the IAM Credentials API; LintPolicy of
 // anything but a condition; QueryAuditableServices; the other
 // methods of the resourcemanager services) answers UNIMPLEMENTED over gRPC
-// and 501 over REST, never NOT_FOUND. It also serves IAM v2 deny policies
+// and 501 over REST, never NOT_FOUND; over REST, a request that is no route
+// of IAM's at all answers 404 with an HTML body, as Google's front end
+// does. It also serves IAM v2 deny policies
 // (see Deny policies below).
 //
 // A test makes a fake with NewServer, which stops it when the test ends:
@@ -54,23 +56,27 @@
 // lost answers (LoseNextAnswers, SetLostAnswerRate). RetryInfo (SetRetryInfo)
 // decorates every injected error; eventual consistency of new service
 // accounts (SetPropagationDelay, SetPropagationReads) is part of the fake's
-// answers. The call log (Calls, CountCalls) records every call with its
-// method, resource, code, whether the answer was injected and whether the
-// server acted (Applied: a write whose answer was lost is logged Injected
+// answers. The call log (Calls, CountCalls, ResetCalls) records every call
+// with its method, resource, code, whether the answer was injected and
+// whether the server acted (Applied: a write whose answer was lost is logged Injected
 // and Applied, so "landed exactly once" can be proved from the log).
 //
 // # Data and fidelity
 //
 // SeedPolicy and SeedServiceAccount set up what a test starts from (checked
-// as IAM checks a write, visible at once, logged as no call); Policy,
-// ServiceAccount and ServiceAccountKeys read the store back. Where real IAM's
-// behaviour is documented the fake follows it by default (member case folded,
+// as IAM checks a write, visible at once, logged as no call), and LoadSeed
+// all of it from one JSON seed file (projects, folders, organizations,
+// service accounts, users and groups, policies, custom roles, deny
+// policies: its doc gives the format); Policy, ServiceAccount,
+// ServiceAccountKeys, CustomRole and DenyPolicy read the store back. Where
+// real IAM's behaviour is documented the fake follows it by default (member case folded,
 // a write below the stored policy version refused, 10 keys per account, the
 // 1,500-member limit in IAM's words); where it is not, or where it depends on
 // the organisation, a control chooses it, with a documented default:
 // SetPropagationCodes, SetStaleReads, SetConditionalRead, RegisterProject and
 // InviteOwner, SetKnownRolesOnly and AddRoles, SetKeyCreationDisabled,
-// SetRefuseUnknownServiceAccounts, SetShuffleBindings, SetIAMMessages.
+// SetRefuseUnknownServiceAccounts, SetKnownPrincipals, SetShuffleBindings,
+// SetIAMMessages.
 // FailNextWith injects a ready-made IAM-shaped error (QuotaExceededError,
 // PermissionDeniedError) that carries the google.rpc.ErrorInfo reason real
 // IAM sends, for code that decides by reason.
@@ -149,7 +155,7 @@
 //	SetConditionalRead            RefuseConditionalRead
 //	SetRefuseUnknownServiceAccounts off
 //	SetKeyCreationDisabled        off
-//	SetIAMMessages                off (injected messages start with "fakeiam: injected")
+//	SetIAMMessages                off (injected messages start with "iamtest: injected")
 //	SetKnownRolesOnly, AddRoles   off: every well-formed role is accepted
 //	SetShuffleBindings, SeedShuffle off: bindings in stored order
 //	RegisterProject, InviteOwner  registry off: every project exists; no invitation
@@ -158,6 +164,7 @@
 //	ResetCallerPermissions        the caller holds every well-formed permission
 //	SetProjectsWithoutOrganization off: a project's last owner may be removed
 //	SetRESTQueryBindsBodyFields   off: query parameters of a body "*" REST method are ignored
+//	SetKnownPrincipals            off: every user and group exists
 //
 // Fixed by IAM's documentation, not by a control: 10 user-managed keys per
 // account, display_name at most 100 bytes and description 256, custom role

@@ -3,11 +3,14 @@ package iamtest_test
 import (
 	"context"
 	"errors"
+	"net/url"
 	"strings"
 	"testing"
 
 	"cloud.google.com/go/iam/admin/apiv1/adminpb"
 	"cloud.google.com/go/iam/apiv1/iampb"
+	resourcemanager "cloud.google.com/go/resourcemanager/apiv3"
+	"github.com/googleapis/gax-go/v2/apierror"
 	crm "google.golang.org/api/cloudresourcemanager/v3"
 	"google.golang.org/api/googleapi"
 	iamv1 "google.golang.org/api/iam/v1"
@@ -98,5 +101,41 @@ func TestInjectedPermissionDeniedNamesPermission(t *testing.T) {
 	_, err = c.admin.GetServiceAccount(ctx, &adminpb.GetServiceAccountRequest{Name: name}, noRetry)
 	if ei := info(err); ei.Domain != "iam.googleapis.com" || ei.Metadata["permission"] != "iam.serviceAccounts.get" || ei.Metadata["resource"] != name {
 		t.Fatalf("ErrorInfo %v", ei)
+	}
+}
+
+// TestRESTErrorsAsGAPICReads: a GAPIC REST client (which asks with
+// $alt=json;enum-encoding=int) gets {code, message, status, details} only,
+// which gax's apierror reads whole: its Reason is the ErrorInfo's. A
+// discovery client's request still gets the legacy "errors" array.
+func TestRESTErrorsAsGAPICReads(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	srv := iamtest.NewServer(t)
+	c, err := resourcemanager.NewProjectsRESTClient(ctx, srv.RESTClientOptions()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	srv.FailNextWith(iamtest.MethodProjectsGetIamPolicy, 1,
+		iamtest.PermissionDeniedError("resourcemanager.projects.getIamPolicy", "projects/p"))
+	_, err = c.GetIamPolicy(ctx, &iampb.GetIamPolicyRequest{Resource: "projects/p"})
+	var ae *apierror.APIError
+	if !errors.As(err, &ae) || ae.Reason() != iamtest.ReasonPermissionDenied || ae.HTTPCode() != 403 ||
+		ae.Metadata()["permission"] != "resourcemanager.projects.getIamPolicy" {
+		t.Fatalf("GAPIC REST error %v: want reason %s with its metadata", err, iamtest.ReasonPermissionDenied)
+	}
+
+	for alt, wantErrors := range map[string]bool{"json;enum-encoding=int": false, "": true} {
+		srv.FailNextWith(iamtest.MethodProjectsGetIamPolicy, 1,
+			iamtest.PermissionDeniedError("resourcemanager.projects.getIamPolicy", "projects/p"))
+		path := "v3/projects/p:getIamPolicy"
+		if alt != "" {
+			path += "?%24alt=" + url.QueryEscape(alt)
+		}
+		code, body := post(t, srv, path, `{}`)
+		if code != 403 || strings.Contains(body, `"errors"`) != wantErrors || !strings.Contains(body, `"details"`) {
+			t.Fatalf("$alt=%q: %d %s, want \"errors\" %v", alt, code, body, wantErrors)
+		}
 	}
 }

@@ -2,18 +2,45 @@ package iamtest
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"google.golang.org/grpc/codes"
-
-	"github.com/iamretry/iamretry/internal/fakeiam"
 )
 
-// The controls below make the fake behave the way real IAM does where that
-// behaviour is undocumented, or strict where a test would otherwise have to
-// register everything it names. Each doc comment says where the real
-// behaviour is documented, or that it is not.
+// fidelity holds the controls of behaviours that real IAM shows but does not
+// document precisely, and of the rules that are off by default so that a
+// test need not register everything it names. cfgMu guards it.
+type fidelity struct {
+	propCodes       []codes.Code  // codes of hidden GetServiceAccount reads, the last repeated
+	staleReads      time.Duration // how long a read after a write answers the previous policy
+	condRead        ConditionalRead
+	refuseUnknownSA bool
+	keysDisabled    bool
+	iamMessages     bool
+	knownRolesOnly  bool
+	shuffle         bool
+	accountQuota    int // service accounts per project (SetServiceAccountQuota)
+	noOrgProjects   bool
+	queryBindsBody  bool // SetRESTQueryBindsBodyFields
+}
+
+func defaultFidelity() fidelity {
+	return fidelity{propCodes: []codes.Code{codes.NotFound}, accountQuota: MaxServiceAccountsPerProject}
+}
+
+// fid returns a copy of the current fidelity controls.
+func (s *Server) fid() fidelity {
+	s.cfgMu.RLock()
+	defer s.cfgMu.RUnlock()
+	return s.cfg.fid
+}
+
+// setFid changes the fidelity controls under the lock.
+func (s *Server) setFid(f func(*fidelity)) {
+	s.cfgMu.Lock()
+	f(&s.cfg.fid)
+	s.cfgMu.Unlock()
+}
 
 // SetPropagationCodes sets the codes GetServiceAccount answers while a new
 // service account is hidden (SetPropagationDelay, SetPropagationReads): the
@@ -31,7 +58,11 @@ func (s *Server) SetPropagationCodes(cs ...codes.Code) {
 			panic(fmt.Sprintf("iamtest: SetPropagationCodes: code %v: IAM answers NOT_FOUND or PERMISSION_DENIED for an account that is not visible yet", c))
 		}
 	}
-	s.fake.SetPropagationCodes(cs...)
+	if len(cs) == 0 {
+		cs = []codes.Code{codes.NotFound}
+	}
+	cs = append([]codes.Code(nil), cs...)
+	s.setFid(func(f *fidelity) { f.propCodes = cs })
 }
 
 // SetStaleReads makes GetIamPolicy answer, for d on the fake's clock after
@@ -44,7 +75,7 @@ func (s *Server) SetPropagationCodes(cs ...codes.Code) {
 // the default, turns it off. It panics on a negative d.
 func (s *Server) SetStaleReads(d time.Duration) {
 	mustDuration("SetStaleReads", d)
-	s.fake.SetStaleReads(d)
+	s.setFid(func(f *fidelity) { f.staleReads = d })
 }
 
 // ConditionalRead is what GetIamPolicy answers when asked for policy version
@@ -82,14 +113,10 @@ func (c ConditionalRead) String() string {
 // answers (see ConditionalRead). It panics on a value that is not one of the
 // ConditionalRead constants.
 func (s *Server) SetConditionalRead(mode ConditionalRead) {
-	switch mode {
-	case RefuseConditionalRead:
-		s.fake.SetConditionalRead(fakeiam.RefuseConditionalRead)
-	case SuffixConditionalRoles:
-		s.fake.SetConditionalRead(fakeiam.SuffixConditionalRoles)
-	default:
+	if mode != RefuseConditionalRead && mode != SuffixConditionalRoles {
 		panic(fmt.Sprintf("iamtest: SetConditionalRead: %v is not a ConditionalRead constant", mode))
 	}
+	s.setFid(func(f *fidelity) { f.condRead = mode })
 }
 
 // SetRefuseUnknownServiceAccounts makes SetIamPolicy refuse a grant to
@@ -101,7 +128,7 @@ func (s *Server) SetConditionalRead(mode ConditionalRead) {
 // them exist); accounts still propagating are refused whatever this
 // setting.
 func (s *Server) SetRefuseUnknownServiceAccounts(on bool) {
-	s.fake.SetRefuseUnknownServiceAccounts(on)
+	s.setFid(func(f *fidelity) { f.refuseUnknownSA = on })
 }
 
 // SetKeyCreationDisabled acts as the organization policy constraint
@@ -112,7 +139,7 @@ func (s *Server) SetRefuseUnknownServiceAccounts(on bool) {
 // google.rpc.PreconditionFailure whose violation type is
 // constraints/iam.disableServiceAccountKeyCreation. Off by default.
 func (s *Server) SetKeyCreationDisabled(on bool) {
-	s.fake.SetKeyCreationDisabled(on)
+	s.setFid(func(f *fidelity) { f.keysDisabled = on })
 }
 
 // SetIAMMessages makes injected errors given by their code alone (FailNext,
@@ -126,7 +153,7 @@ func (s *Server) SetKeyCreationDisabled(on bool) {
 // RESOURCE_EXHAUSTED one of reason ReasonRateLimitExceeded, as IAM's do.
 // Off by default.
 func (s *Server) SetIAMMessages(on bool) {
-	s.fake.SetIAMMessages(on)
+	s.setFid(func(f *fidelity) { f.iamMessages = on })
 }
 
 // SetKnownRolesOnly makes SetIamPolicy refuse a role the fake does not know
@@ -138,16 +165,7 @@ func (s *Server) SetIAMMessages(on bool) {
 // knows no kinds, so a known role is accepted everywhere. Off by default:
 // every well-formed role is accepted.
 func (s *Server) SetKnownRolesOnly(on bool) {
-	s.fake.SetKnownRolesOnly(on)
-}
-
-// AddRoles adds roles (custom roles such as projects/P/roles/ID or
-// organizations/O/roles/ID, or predefined roles the fake does not list) to
-// those SetKnownRolesOnly accepts. It panics on a malformed role name (one
-// SetIamPolicy refuses, such as roles/Viewer), naming it.
-func (s *Server) AddRoles(roles ...string) {
-	defer relabel()
-	s.fake.AddRoles(roles...)
+	s.setFid(func(f *fidelity) { f.knownRolesOnly = on })
 }
 
 // SetShuffleBindings makes every policy the fake answers list its bindings
@@ -158,24 +176,5 @@ func (s *Server) AddRoles(roles ...string) {
 // without it) when the server starts, and by SeedShuffle. Off by default:
 // bindings are answered in stored order.
 func (s *Server) SetShuffleBindings(on bool) {
-	s.fake.SetShuffleBindings(on)
-}
-
-// SeedShuffle reseeds the random source of SetShuffleBindings: the same seed
-// and the same reads give the same orders.
-func (s *Server) SeedShuffle(seed int64) {
-	s.fake.SeedShuffle(seed)
-}
-
-// relabel turns a panic of the fake about a control's input into iamtest's
-// own: the fake's messages already name the control and the value.
-func relabel() {
-	if r := recover(); r != nil {
-		if msg, ok := r.(string); ok {
-			if rest, ok := strings.CutPrefix(msg, "fakeiam: "); ok {
-				panic("iamtest: " + rest)
-			}
-		}
-		panic(r)
-	}
+	s.setFid(func(f *fidelity) { f.shuffle = on })
 }

@@ -1,5 +1,12 @@
 package iamtest
 
+import (
+	"strings"
+
+	"cloud.google.com/go/iam/apiv1/iampb"
+	"cloud.google.com/go/resourcemanager/apiv3/resourcemanagerpb"
+)
+
 // Method is the full gRPC name of a method the fake serves, such as
 // MethodGetIamPolicy, or AnyMethod. Controls accept only these values.
 type Method string
@@ -14,9 +21,9 @@ const AnyMethod Method = "*"
 // Methods of google.iam.v1.IAMPolicy, the generic policy service that any
 // resource name can be passed to (iam/apiv1's IamPolicyClient).
 const (
-	MethodGetIamPolicy       Method = "/google.iam.v1.IAMPolicy/GetIamPolicy"
-	MethodSetIamPolicy       Method = "/google.iam.v1.IAMPolicy/SetIamPolicy"
-	MethodTestIamPermissions Method = "/google.iam.v1.IAMPolicy/TestIamPermissions"
+	MethodGetIamPolicy       Method = iampb.IAMPolicy_GetIamPolicy_FullMethodName
+	MethodSetIamPolicy       Method = iampb.IAMPolicy_SetIamPolicy_FullMethodName
+	MethodTestIamPermissions Method = iampb.IAMPolicy_TestIamPermissions_FullMethodName
 )
 
 // Methods of google.iam.admin.v1.IAM (iam/admin/apiv1's IamClient) that the
@@ -37,34 +44,30 @@ const (
 // IAM methods of google.cloud.resourcemanager.v3 Projects, Folders and
 // Organizations (resourcemanager/apiv3's clients).
 const (
-	MethodProjectsGetIamPolicy            Method = "/google.cloud.resourcemanager.v3.Projects/GetIamPolicy"
-	MethodProjectsSetIamPolicy            Method = "/google.cloud.resourcemanager.v3.Projects/SetIamPolicy"
-	MethodProjectsTestIamPermissions      Method = "/google.cloud.resourcemanager.v3.Projects/TestIamPermissions"
-	MethodFoldersGetIamPolicy             Method = "/google.cloud.resourcemanager.v3.Folders/GetIamPolicy"
-	MethodFoldersSetIamPolicy             Method = "/google.cloud.resourcemanager.v3.Folders/SetIamPolicy"
-	MethodFoldersTestIamPermissions       Method = "/google.cloud.resourcemanager.v3.Folders/TestIamPermissions"
-	MethodOrganizationsGetIamPolicy       Method = "/google.cloud.resourcemanager.v3.Organizations/GetIamPolicy"
-	MethodOrganizationsSetIamPolicy       Method = "/google.cloud.resourcemanager.v3.Organizations/SetIamPolicy"
-	MethodOrganizationsTestIamPermissions Method = "/google.cloud.resourcemanager.v3.Organizations/TestIamPermissions"
+	MethodProjectsGetIamPolicy            Method = resourcemanagerpb.Projects_GetIamPolicy_FullMethodName
+	MethodProjectsSetIamPolicy            Method = resourcemanagerpb.Projects_SetIamPolicy_FullMethodName
+	MethodProjectsTestIamPermissions      Method = resourcemanagerpb.Projects_TestIamPermissions_FullMethodName
+	MethodFoldersGetIamPolicy             Method = resourcemanagerpb.Folders_GetIamPolicy_FullMethodName
+	MethodFoldersSetIamPolicy             Method = resourcemanagerpb.Folders_SetIamPolicy_FullMethodName
+	MethodFoldersTestIamPermissions       Method = resourcemanagerpb.Folders_TestIamPermissions_FullMethodName
+	MethodOrganizationsGetIamPolicy       Method = resourcemanagerpb.Organizations_GetIamPolicy_FullMethodName
+	MethodOrganizationsSetIamPolicy       Method = resourcemanagerpb.Organizations_SetIamPolicy_FullMethodName
+	MethodOrganizationsTestIamPermissions Method = resourcemanagerpb.Organizations_TestIamPermissions_FullMethodName
 )
 
-// setIamPolicyMethods are the methods ConcurrentWriteNext accepts.
-var setIamPolicyMethods = []Method{
-	MethodSetIamPolicy, MethodAdminSetIamPolicy, MethodProjectsSetIamPolicy,
-	MethodFoldersSetIamPolicy, MethodOrganizationsSetIamPolicy,
-}
+// readVerbs are the method-name prefixes of calls that change nothing.
+var readVerbs = []string{"Get", "List", "Test", "Query", "Search", "Lint"}
 
-// knownMethods are the methods the controls accept, AnyMethod included.
-var knownMethods = map[Method]bool{
-	AnyMethod: true, MethodGetIamPolicy: true, MethodSetIamPolicy: true,
-	MethodTestIamPermissions: true, MethodListServiceAccounts: true,
-	MethodGetServiceAccount: true, MethodCreateServiceAccount: true,
-	MethodDeleteServiceAccount: true, MethodCreateServiceAccountKey: true,
-	MethodGetRole: true, MethodListRoles: true, MethodAdminGetIamPolicy: true,
-	MethodAdminSetIamPolicy: true, MethodAdminTestIamPermissions: true,
-	MethodProjectsGetIamPolicy: true, MethodProjectsSetIamPolicy: true,
-	MethodProjectsTestIamPermissions: true, MethodFoldersGetIamPolicy: true,
-	MethodFoldersSetIamPolicy: true, MethodFoldersTestIamPermissions: true,
-	MethodOrganizationsGetIamPolicy: true, MethodOrganizationsSetIamPolicy: true,
-	MethodOrganizationsTestIamPermissions: true,
+// isWrite reports whether method (a full gRPC method name) changes state on
+// the server, judged by its verb: everything but Get*, List*, Test*, Query*,
+// Search* and Lint* is a write. Lost answers configured for AnyMethod apply to
+// write methods only.
+func isWrite(method Method) bool {
+	name := string(method)[strings.LastIndexByte(string(method), '/')+1:]
+	for _, v := range readVerbs {
+		if strings.HasPrefix(name, v) {
+			return false
+		}
+	}
+	return name != ""
 }

@@ -1,5 +1,17 @@
 package iamtest
 
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"cloud.google.com/go/iam/admin/apiv1/adminpb"
+	"cloud.google.com/go/iam/apiv1/iampb"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
 // RegisterProject makes the project with this ID and number known to the
 // fake and turns the project registry on (off by default: every project
 // exists). From then on a policy method asked about projects/X, X neither a
@@ -13,8 +25,63 @@ package iamtest
 // not 6 to 30 lowercase letters, digits and hyphens starting with a letter,
 // or a number that is not positive.
 func (s *Server) RegisterProject(id string, number int64) {
-	defer relabel()
-	s.fake.RegisterProject(id, number)
+	if !validProjectID(id) {
+		panic(fmt.Sprintf("iamtest: RegisterProject: invalid project ID %q: 6 to 30 lowercase letters, digits or hyphens, starting with a letter", id))
+	}
+	if number <= 0 {
+		panic(fmt.Sprintf("iamtest: RegisterProject: invalid project number %d: it must be positive", number))
+	}
+	st := s.state
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	n := strconv.FormatInt(number, 10)
+	st.projects[id] = n
+	st.numbers[n] = id
+}
+
+// validProjectID applies the rules of https://cloud.google.com/resource-manager/docs/creating-managing-projects#before_you_begin.
+func validProjectID(id string) bool { return validShortID(id) }
+
+// projectOf returns X when resource is projects/X (one segment), else "".
+func projectOf(resource string) string {
+	id, ok := strings.CutPrefix(resource, "projects/")
+	if !ok || id == "" || strings.Contains(id, "/") {
+		return ""
+	}
+	return id
+}
+
+// projectKeyLocked maps projects/NUMBER to projects/ID and refuses a project
+// the registry does not know, when the registry is on. Other resources pass
+// unchanged. verb is the IAM method, for the message.
+func (st *state) projectKeyLocked(resource, verb string) (string, error) {
+	x := projectOf(resource)
+	if x == "" || len(st.projects) == 0 {
+		return resource, nil
+	}
+	if _, ok := st.projects[x]; ok {
+		return resource, nil
+	}
+	if id, ok := st.numbers[x]; ok {
+		return "projects/" + id, nil
+	}
+	perm := "resourcemanager.projects." + verb
+	full := "//cloudresourcemanager.googleapis.com/" + resource
+	return "", permissionDenied("cloudresourcemanager.googleapis.com", perm, resource,
+		"Permission '"+perm+"' denied on resource '"+full+"' (or it may not exist).")
+}
+
+// checkProjectForAccountsLocked refuses an unregistered project for the
+// service account methods, when the registry is on.
+func (st *state) checkProjectForAccountsLocked(project, perm string) error {
+	if len(st.projects) == 0 {
+		return nil
+	}
+	if _, ok := st.projects[project]; ok {
+		return nil
+	}
+	return permissionDenied("iam.googleapis.com", perm, "projects/"+project,
+		"Permission '"+perm+"' denied on resource (or it may not exist).")
 }
 
 // InviteOwner records that member (user:EMAIL) accepted an invitation to own
@@ -29,6 +96,77 @@ func (s *Server) RegisterProject(id string, number int64) {
 // member. Member case does not matter. It panics unless member is
 // user:EMAIL.
 func (s *Server) InviteOwner(project, member string) {
-	defer relabel()
-	s.fake.InviteOwner(project, member)
+	if !strings.HasPrefix(member, "user:") || validateMember(member) != nil {
+		panic(fmt.Sprintf("iamtest: InviteOwner: member %q is not user:EMAIL (only users need an invitation)", member))
+	}
+	st := s.state
+	st.mu.Lock()
+	st.invited["projects/"+project+" "+canonicalMember(member)] = true
+	st.mu.Unlock()
+}
+
+// checkProjectRules applies the rules of a project's policy that
+// https://cloud.google.com/resource-manager/reference/rest/v3/projects/setIamPolicy
+// documents: "Project does not support allUsers and allAuthenticatedUsers as
+// members in a Binding of a Policy", and a user "must be invited using the
+// Cloud Platform console and must accept the invitation" to be granted
+// roles/owner (InviteOwner stands for that). Both answer INVALID_ARGUMENT
+// "Request contains an invalid argument." as IAM does, with a
+// google.rpc.BadRequest naming the member. Owners already in cur stay.
+// st.mu must be held.
+func (st *state) checkProjectRules(key string, cur *iampb.Policy, next []*iampb.Binding) error {
+	if projectOf(key) == "" {
+		return nil
+	}
+	owners := map[string]bool{}
+	for _, b := range cur.GetBindings() {
+		if b.GetRole() == "roles/owner" {
+			for _, m := range b.GetMembers() {
+				owners[m] = true
+			}
+		}
+	}
+	for _, b := range next {
+		for _, m := range b.Members {
+			if m == "allUsers" || m == "allAuthenticatedUsers" {
+				return badRequest("policy.bindings.members",
+					fmt.Sprintf("Project does not support allUsers and allAuthenticatedUsers as members in a Binding of a Policy (member %s, role %s).", m, b.Role))
+			}
+			if b.Role == "roles/owner" && strings.HasPrefix(m, "user:") && !owners[m] && !st.invited[key+" "+m] {
+				return soloMustInviteOwners(m, b.Role,
+					fmt.Sprintf("%s must be invited and accept the invitation to be granted roles/owner on %s (SOLO_MUST_INVITE_OWNERS).", m, key))
+			}
+		}
+	}
+	return nil
+}
+
+// AddRoles adds roles (custom roles such as projects/P/roles/ID or
+// organizations/O/roles/ID, or predefined roles the fake does not list) to
+// those SetKnownRolesOnly accepts. It panics on a malformed role name (one
+// SetIamPolicy refuses, such as roles/Viewer), naming it.
+func (s *Server) AddRoles(roles ...string) {
+	for _, r := range roles {
+		if err := validateRole(r); err != nil {
+			panic("iamtest: AddRoles: " + status.Convert(err).Message())
+		}
+	}
+	st := s.state
+	st.mu.Lock()
+	for _, r := range roles {
+		st.roles[r] = true
+	}
+	st.mu.Unlock()
+}
+
+// checkKnownRoles refuses a role the fake does not know, as IAM refuses a
+// role it does not support on a resource. st.mu must be held.
+func (st *state) checkKnownRoles(bs []*iampb.Binding) error {
+	for _, b := range bs {
+		known := st.roles[b.Role] || st.liveCustomRoleLocked(b.Role) || slices.ContainsFunc(predefinedRoles, func(r *adminpb.Role) bool { return r.Name == b.Role })
+		if !known {
+			return status.Errorf(codes.InvalidArgument, "Role %s is not supported for this resource.", b.Role)
+		}
+	}
+	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	crm "google.golang.org/api/cloudresourcemanager/v3"
 	"google.golang.org/api/googleapi"
 	iamv1 "google.golang.org/api/iam/v1"
 
@@ -242,12 +243,12 @@ func TestServiceAccountKeysREST(t *testing.T) {
 	}
 }
 
-// TestUnservedIs501REST: what the fake does not serve answers 501
-// UNIMPLEMENTED, never 404 (which a client that opts into retrying 404
-// would wait out): the deprecated signBlob and signJwt (replaced by the IAM
-// Service Account Credentials API), lintPolicy beyond a condition, and any
-// other path. The
-// unserved admin methods are logged as calls, as over gRPC.
+// TestUnservedIs501REST: what the fake does not serve of IAM's routes
+// answers 501 UNIMPLEMENTED through the call log, as over gRPC: the
+// deprecated signBlob and signJwt (replaced by the IAM Service Account
+// Credentials API), lintPolicy beyond a condition, and the other methods of
+// the resourcemanager services. A request that is no route of IAM's at all
+// answers 404 with an HTML body, as Google's front end does, and is no call.
 func TestUnservedIs501REST(t *testing.T) {
 	t.Parallel()
 	srv := iamtest.NewServer(t)
@@ -259,19 +260,31 @@ func TestUnservedIs501REST(t *testing.T) {
 	wantHTTP(t, "signJwt", err, 501, "")
 	_, err = svc.IamPolicies.LintPolicy(&iamv1.LintPolicyRequest{FullResourceName: "//cloudresourcemanager.googleapis.com/projects/p"}).Do()
 	wantHTTP(t, "lintPolicy", err, 501, "")
-	if n := len(srv.Calls()); n != 3 {
-		t.Fatalf("logged %d calls, want 3", n)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, "GET", srv.RESTEndpoint()+"v1/no/such/thing", nil)
-	resp, err := srv.HTTPClient().Do(req)
+	crmSvc, err := crm.NewService(context.Background(), srv.RESTClientOptions()...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	body, _ := io.ReadAll(resp.Body)
-	_ = resp.Body.Close()
-	if resp.StatusCode != 501 || !strings.Contains(string(body), `"UNIMPLEMENTED"`) {
-		t.Fatalf("unknown path: %d %s", resp.StatusCode, body)
+	_, err = crmSvc.Projects.Get("projects/p").Do()
+	wantHTTP(t, "projects.get", err, 501, "")
+	if n := len(srv.Calls()); n != 4 {
+		t.Fatalf("logged %d calls, want 4", n)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, vp := range [][2]string{{"PATCH", "v9/nothing/here"}, {"GET", "v1/no/such/thing"}, {"PUT", "v1/roles"}} {
+		req, _ := http.NewRequestWithContext(ctx, vp[0], srv.RESTEndpoint()+vp[1], nil)
+		resp, err := srv.HTTPClient().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		if resp.StatusCode != 404 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") ||
+			!strings.Contains(string(body), "/"+vp[1]+"</code> was not found on this server.") {
+			t.Fatalf("%s %s: %d %q %s", vp[0], vp[1], resp.StatusCode, resp.Header.Get("Content-Type"), body)
+		}
+	}
+	if n := len(srv.Calls()); n != 4 {
+		t.Fatalf("logged %d calls after the unrouted requests, want 4", n)
 	}
 }

@@ -2,9 +2,11 @@ package iamtest_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -126,10 +128,24 @@ func TestServeRESTOnTCP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := srv.ServeREST(lis2); err == nil {
-		t.Error("ServeREST on a closed server returned nil, want an error")
+	if err := srv.ServeREST(lis2); !errors.Is(err, net.ErrClosed) {
+		t.Errorf("ServeREST on a closed server returned %v, want an error wrapping net.ErrClosed", err)
 	}
 	if _, err := net.Dial("tcp", lis2.Addr().String()); err == nil {
 		t.Error("ServeREST on a closed server left its listener open")
+	}
+}
+
+// TestRESTHandlerAfterClose: the REST face served by a server of the
+// caller's answers 503 once the fake is closed, as its gRPC face does.
+func TestRESTHandlerAfterClose(t *testing.T) {
+	t.Parallel()
+	srv := iamtest.NewServer(t)
+	h := srv.RESTHandler()
+	srv.Close()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("POST", "/v1/projects/p:getIamPolicy", strings.NewReader(`{}`)))
+	if rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), `"UNAVAILABLE"`) {
+		t.Fatalf("after Close: %d %s, want 503 UNAVAILABLE", rec.Code, rec.Body.String())
 	}
 }

@@ -2,6 +2,7 @@ package iamtest
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"sync"
@@ -28,14 +29,14 @@ type restServer struct {
 // such as a TCP listener that REST clients in other processes reach at
 // "http://" + lis.Addr().String() + "/". It blocks until Close stops the
 // server or lis fails, like Serve: it returns nil once Close has stopped it,
-// an error if the server was closed before ServeREST was called (lis is then
-// closed), and the listener's error otherwise. When Close returns, every
+// an error wrapping net.ErrClosed if the server was closed before ServeREST
+// was called (lis is then closed), and the listener's error otherwise. When Close returns, every
 // connection ServeREST accepted is closed and its goroutine has ended.
 // ServeREST may be called for several listeners, each on its own goroutine.
 func (s *Server) ServeREST(lis net.Listener) error {
 	rs := &restServer{served: make(chan struct{})}
 	rs.hs = &http.Server{
-		Handler:           s.fake.RESTHandler(),
+		Handler:           s.RESTHandler(),
 		ReadHeaderTimeout: time.Minute,
 		ConnState: func(_ net.Conn, st http.ConnState) {
 			switch st {
@@ -50,7 +51,7 @@ func (s *Server) ServeREST(lis net.Listener) error {
 	if s.restServers.closed {
 		s.restServers.mu.Unlock()
 		_ = lis.Close()
-		return errors.New("iamtest: ServeREST: the server is closed")
+		return fmt.Errorf("iamtest: ServeREST: the server is closed: %w", net.ErrClosed)
 	}
 	s.restServers.running = append(s.restServers.running, rs)
 	s.restServers.mu.Unlock()

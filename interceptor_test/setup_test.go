@@ -483,7 +483,7 @@ func hasMember(p *iampb.Policy, role, member string) bool {
 
 // injectedPrefix starts the message of every error the fake injects (see
 // iamtest's SetIAMMessages).
-const injectedPrefix = "fakeiam: injected "
+const injectedPrefix = "iamtest: injected "
 
 // concurrentChangeMessage is IAM's answer to a write with a stale etag, as
 // the fake sends it.

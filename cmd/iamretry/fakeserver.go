@@ -2,14 +2,18 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"net"
+	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	yaml "go.yaml.in/yaml/v3"
 	"google.golang.org/grpc/codes"
 
 	"github.com/iamretry/iamretry/iamtest"
@@ -31,9 +35,34 @@ clients and "iamretry policy --transport rest". There is no authentication:
 it listens on loopback unless told otherwise.
 
 Fault flags make it misbehave the way IAM can: random failures with the codes
-you choose, writes that commit but whose answer is lost, latency, and new
-service accounts that stay invisible (NOT_FOUND) for a while. Random choices
-are seeded (--seed), so a run can be repeated.
+you choose, writes that commit but whose answer is lost (for every method or
+per method: --method-fail-rate, --method-lost-answer-rate, repeatable,
+METHOD=P with METHOD a full gRPC method name such as
+google.iam.v1.IAMPolicy/SetIamPolicy), latency, and new service accounts that
+stay invisible (NOT_FOUND) for a while. Random choices are seeded (--seed), so
+a run can be repeated.
+
+--seed-file FILE (YAML or JSON) sets up what the fake starts with, as
+iamtest's LoadSeed documents it:
+
+  projects:                        # a number registers the project: others then do not exist
+    - {id: my-project, number: 123456789012, policy: {bindings: [{role: roles/viewer, members: [user:alice@example.com]}]}}
+  folders:         [{name: folders/42, policy: {...}}]
+  organizations:   [{name: organizations/7, policy: {...}}]
+  serviceAccounts: [{project: my-project, accountId: deployer, policy: {...}}]
+  users:           [alice@example.com]      # with --strict: the only users that exist
+  groups:          [ops@example.com]        # with --strict: the only groups that exist
+  customRoles:     [{parent: projects/my-project, roleId: deployer, role: {title: Deployer, includedPermissions: [iam.roles.get]}}]
+  denyPolicies:    [{name: "policies/cloudresourcemanager.googleapis.com%2Fprojects%2Fmy-project/denypolicies/p", policy: {rules: [...]}}]
+  policies:        {"projects/my-project/serviceAccounts/x@my-project.iam.gserviceaccount.com": {...}}
+
+Policies are google.iam.v1.Policy in the REST JSON form (version, bindings
+with role, members, condition), roles google.iam.admin.v1.Role, deny
+policies google.iam.v2.Policy.
+
+--strict refuses grants as IAM does: to a service account the fake does not
+hold ("Service account EMAIL does not exist."), and, when the seed file lists
+users or groups, to any other user or group ("User EMAIL does not exist.").
 
 It stops cleanly on SIGINT (Ctrl-C) or SIGTERM.`
 
@@ -46,18 +75,69 @@ type fakeServerFlags struct {
 	latency     time.Duration
 	propagation time.Duration
 	seed        int64
+	seedFile    string
+	strict      bool
+	queryBinds  bool
+	methodFail  methodRates
+	methodLost  methodRates
 
 	failCodes []codes.Code
+	seedJSON  []byte // --seed-file's content, as JSON
+}
+
+// methodRates is a repeatable METHOD=P flag.
+type methodRates struct {
+	flagName string
+	rates    map[iamtest.Method]float64
+	order    []iamtest.Method
+}
+
+func (m *methodRates) String() string {
+	var parts []string
+	for _, k := range m.order {
+		parts = append(parts, fmt.Sprintf("%s=%g", k, m.rates[k]))
+	}
+	return strings.Join(parts, ",")
+}
+
+func (m *methodRates) Set(v string) error {
+	name, p, ok := strings.Cut(v, "=")
+	if !ok {
+		return fmt.Errorf("want METHOD=P, such as google.iam.v1.IAMPolicy/SetIamPolicy=0.2")
+	}
+	method := iamtest.Method("/" + strings.TrimPrefix(strings.TrimSpace(name), "/"))
+	if !slices.Contains(iamtest.Methods(), method) {
+		var names []string
+		for _, m := range iamtest.Methods() {
+			names = append(names, strings.TrimPrefix(string(m), "/"))
+		}
+		return fmt.Errorf("method %q is not one the fake serves; use one of %s", name, strings.Join(names, ", "))
+	}
+	rate, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
+	if err != nil {
+		return fmt.Errorf("rate %q of %s is not a number", p, name)
+	}
+	if err := checkRate(m.flagName, rate); err != nil {
+		return err
+	}
+	if m.rates == nil {
+		m.rates = map[iamtest.Method]float64{}
+	}
+	if _, seen := m.rates[method]; !seen {
+		m.order = append(m.order, method)
+	}
+	m.rates[method] = rate
+	return nil
 }
 
 func fakeServerCommand() *command {
 	return &command{
 		name:    "fake-server",
 		summary: "serve a fake IAM API on a local port, with fault injection",
-		usage:   "iamretry fake-server [--listen 127.0.0.1:8085] [--rest-listen 127.0.0.1:8086] [--fail-rate P --codes UNAVAILABLE,INTERNAL] [--lost-answer-rate P] [--latency D] [--propagation D]",
+		usage:   "iamretry fake-server [--listen 127.0.0.1:8085] [--rest-listen 127.0.0.1:8086] [--seed-file FILE] [--strict] [--fail-rate P --codes UNAVAILABLE,INTERNAL] [--method-fail-rate METHOD=P] [--lost-answer-rate P] [--method-lost-answer-rate METHOD=P] [--latency D] [--propagation D]",
 		long:    fakeServerLong,
 		flags: func(fs *flag.FlagSet) func(context.Context, *cmdIO, []string) error {
-			f := &fakeServerFlags{}
+			f := &fakeServerFlags{methodFail: methodRates{flagName: "method-fail-rate"}, methodLost: methodRates{flagName: "method-lost-answer-rate"}}
 			fs.StringVar(&f.listen, "listen", "127.0.0.1:8085", "host:port to listen on (port 0 picks a free one)")
 			fs.StringVar(&f.restListen, "rest-listen", "", "host:port to serve the REST face on as well, e.g. 127.0.0.1:8086 (port 0 picks a free one; default: no REST face)")
 			fs.Float64Var(&f.failRate, "fail-rate", 0, "probability (0..1) that a call fails, before it runs, with one of --codes")
@@ -66,6 +146,11 @@ func fakeServerCommand() *command {
 			fs.DurationVar(&f.latency, "latency", 0, "delay added to every call")
 			fs.DurationVar(&f.propagation, "propagation", 0, "how long a new service account answers NOT_FOUND (eventual consistency)")
 			fs.Int64Var(&f.seed, "seed", 1, "seed of the random faults; equal seeds and calls give equal faults")
+			fs.StringVar(&f.seedFile, "seed-file", "", "YAML or JSON file of what the fake starts with: projects, folders, organizations, service accounts, users, groups, policies, custom roles, deny policies (format above)")
+			fs.BoolVar(&f.strict, "strict", false, "refuse grants to service accounts the fake does not hold, and to users and groups the seed file does not list (when it lists any), as IAM does")
+			fs.Var(&f.methodFail, "method-fail-rate", "METHOD=P: probability that a call of METHOD fails with one of --codes (repeatable; wins over --fail-rate)")
+			fs.Var(&f.methodLost, "method-lost-answer-rate", "METHOD=P: probability that a call of METHOD commits and answers UNAVAILABLE (repeatable; wins over --lost-answer-rate)")
+			fs.BoolVar(&f.queryBinds, "rest-query-binds-body", false, "on the REST face, bind query parameters to request fields also on methods whose body is the whole request")
 			return func(ctx context.Context, cio *cmdIO, args []string) error {
 				if len(args) > 0 {
 					return usagef("unexpected argument %q; fake-server takes flags only", args[0])
@@ -101,9 +186,38 @@ func (f *fakeServerFlags) validate() error {
 		return err
 	}
 	if f.restListen != "" {
-		return checkListen("rest-listen", f.restListen, "127.0.0.1:8086")
+		if err := checkListen("rest-listen", f.restListen, "127.0.0.1:8086"); err != nil {
+			return err
+		}
+	}
+	if f.seedFile != "" {
+		data, err := readSeedFile(f.seedFile)
+		if err != nil {
+			return usagef("--seed-file %s: %v", f.seedFile, err)
+		}
+		f.seedJSON = data
 	}
 	return nil
+}
+
+// readSeedFile reads a YAML or JSON seed file (JSON is YAML) into the JSON
+// that iamtest's LoadSeed reads.
+func readSeedFile(path string) ([]byte, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var doc any
+	if err := yaml.Unmarshal(raw, &doc); err != nil {
+		return nil, err
+	}
+	if doc == nil {
+		return []byte("{}"), nil
+	}
+	if _, ok := doc.(map[string]any); !ok {
+		return nil, errors.New("want a mapping of projects, folders, organizations, serviceAccounts, users, groups, customRoles, denyPolicies, policies")
+	}
+	return json.Marshal(doc)
 }
 
 // checkListen validates an address to listen on.
@@ -152,6 +266,28 @@ func startFakeServer(f *fakeServerFlags) (*fakeRun, error) {
 		}
 		return nil, err
 	}
+	if f.seedJSON != nil {
+		if err := srv.LoadSeed(f.seedJSON); err != nil {
+			srv.Close()
+			_ = lis.Close()
+			if restLis != nil {
+				_ = restLis.Close()
+			}
+			return nil, usagef("--seed-file %s: %s", f.seedFile, strings.TrimPrefix(err.Error(), "iamtest: LoadSeed: "))
+		}
+	}
+	if f.strict {
+		srv.SetRefuseUnknownServiceAccounts(true)
+	} else {
+		srv.SetKnownPrincipals() // users and groups are checked under --strict only
+	}
+	srv.SetRESTQueryBindsBodyFields(f.queryBinds)
+	for _, m := range f.methodFail.order {
+		srv.SetFailureRate(m, f.methodFail.rates[m], f.failCodes...)
+	}
+	for _, m := range f.methodLost.order {
+		srv.SetLostAnswerRate(m, f.methodLost.rates[m])
+	}
 	if f.propagation > 0 {
 		srv.SetPropagationDelay(f.propagation)
 	}
@@ -192,22 +328,31 @@ func runFakeServer(ctx context.Context, cio *cmdIO, f *fakeServerFlags) error {
 		fmt.Fprintf(w, "fake IAM REST face listening on http://%s/\n", run.restAddr)
 	}
 	fmt.Fprintf(w, "  serves google.iam.v1.IAMPolicy, google.iam.admin.v1.IAM and Resource Manager v3 Projects, Folders, Organizations (IAM methods), google.iam.v2.Policies (deny policies)\n")
-	fmt.Fprintf(w, "  faults: %s\n\n", f.describeFaults())
+	fmt.Fprintf(w, "  faults: %s\n", f.describeFaults())
+	if f.seedFile != "" {
+		fmt.Fprintf(w, "  seeded from %s\n", f.seedFile)
+	}
+	if f.strict {
+		fmt.Fprintf(w, "  strict: grants to service accounts it does not hold, and to users and groups the seed file does not list, are refused\n")
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintf(w, "Point this CLI at it:\n")
 	fmt.Fprintf(w, "  iamretry policy add-binding --endpoint %s --insecure --resource projects/my-project --role roles/viewer --member user:alice@example.com\n", addr)
 	fmt.Fprintf(w, "  iamretry policy get --endpoint %s --insecure --resource projects/my-project\n", addr)
 	if run.restAddr != "" {
 		fmt.Fprintf(w, "  iamretry policy get --transport rest --endpoint http://%s/ --insecure --resource projects/my-project\n", run.restAddr)
 	}
-	fmt.Fprintf(w, "\nPoint a Go client at it (admin.NewIamClient, iam/apiv1, resourcemanager/apiv3 ...):\n")
-	fmt.Fprintf(w, "  option.WithEndpoint(%q),\n", addr)
-	fmt.Fprintf(w, "  option.WithoutAuthentication(),\n")
-	fmt.Fprintf(w, "  option.WithGRPCDialOption(grpc.WithTransportCredentials(insecure.NewCredentials())),\n")
-	fmt.Fprintf(w, "  option.WithGRPCDialOption(grpc.WithChainUnaryInterceptor(interceptor.UnaryClientInterceptor())),\n\n")
+	fmt.Fprintf(w, "\nPoint a Go client at it, wired as the README says (admin.NewIamClient, iam/apiv1, resourcemanager/apiv3 ...):\n")
+	fmt.Fprintf(w, "  r, err := interceptor.New()\n")
+	fmt.Fprintf(w, "  client, err := interceptor.NewClient(ctx, r, admin.NewIamClient,\n")
+	fmt.Fprintf(w, "      option.WithEndpoint(%q),\n", addr)
+	fmt.Fprintf(w, "      option.WithoutAuthentication(),\n")
+	fmt.Fprintf(w, "      option.WithGRPCDialOption(grpc.WithTransportCredentials(insecure.NewCredentials())))\n\n")
 	if run.restAddr != "" {
-		fmt.Fprintf(w, "Point a REST client at it (iam/v1, cloudresourcemanager/v3, NewIamPolicyRESTClient ...):\n")
-		fmt.Fprintf(w, "  option.WithEndpoint(%q),\n", "http://"+run.restAddr+"/")
-		fmt.Fprintf(w, "  option.WithHTTPClient(&http.Client{Transport: retrier.RoundTripper(nil)}),\n\n")
+		fmt.Fprintf(w, "Point a REST client at it (iam/v1 and cloudresourcemanager/v3 NewService, NewIamPolicyRESTClient ...):\n")
+		fmt.Fprintf(w, "  svc, err := interceptor.NewRESTClient(ctx, r, iam.NewService,\n")
+		fmt.Fprintf(w, "      option.WithEndpoint(%q),\n", "http://"+run.restAddr+"/")
+		fmt.Fprintf(w, "      option.WithoutAuthentication())\n\n")
 	}
 	fmt.Fprintf(w, "Stop with Ctrl-C.\n")
 
@@ -216,7 +361,11 @@ func runFakeServer(ctx context.Context, cio *cmdIO, f *fakeServerFlags) error {
 		srv.Close()
 		var errs []error
 		for range run.serving {
-			errs = append(errs, <-run.done)
+			// A Serve that had not started when Close ran answers
+			// net.ErrClosed: stopped before it served, as asked.
+			if err := <-run.done; !errors.Is(err, net.ErrClosed) {
+				errs = append(errs, err)
+			}
 		}
 		if err := errors.Join(errs...); err != nil {
 			return err
@@ -254,11 +403,17 @@ func (f *fakeServerFlags) describeFaults() string {
 	if f.latency > 0 {
 		parts = append(parts, fmt.Sprintf("%s latency", fmtDur(f.latency)))
 	}
+	for _, m := range f.methodFail.order {
+		parts = append(parts, fmt.Sprintf("%g%% of %s calls fail", f.methodFail.rates[m]*100, strings.TrimPrefix(string(m), "/")))
+	}
+	for _, m := range f.methodLost.order {
+		parts = append(parts, fmt.Sprintf("%g%% of %s calls lose their answer", f.methodLost.rates[m]*100, strings.TrimPrefix(string(m), "/")))
+	}
 	if f.propagation > 0 {
 		parts = append(parts, fmt.Sprintf("new service accounts answer NOT_FOUND for %s", fmtDur(f.propagation)))
 	}
 	if len(parts) == 0 {
-		return "none (see --fail-rate, --lost-answer-rate, --latency, --propagation)"
+		return "none (see --fail-rate, --method-fail-rate, --lost-answer-rate, --latency, --propagation)"
 	}
 	return strings.Join(parts, "; ") + fmt.Sprintf(" (seed %d)", f.seed)
 }

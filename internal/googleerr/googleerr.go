@@ -3,7 +3,7 @@
 // google.rpc.RetryInfo delay (a status detail, a JSON error body's details,
 // gax's parsed ones), the google.rpc.ErrorInfo reason, the JSON error body's
 // "status", and the Retry-After header. Package codes classifies with it and
-// package interceptor schedules with it; the fake server (internal/fakeiam)
+// package interceptor schedules with it; the fake server (iamtest)
 // writes these payloads on its own and never imports it.
 package googleerr
 

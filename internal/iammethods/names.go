@@ -5,7 +5,7 @@
 // read-modify-writes (PolicyUpdate, RoleUpdate, DenyUpdate). Package
 // interceptor reads them for SafeToRetry, the RoundTripper and the metrics'
 // grpc.method values; the Updaters name their transactions with them. The
-// fake server (internal/fakeiam) keeps tables of its own and never imports
+// fake server (iamtest) keeps tables of its own and never imports
 // this package.
 package iammethods
 

@@ -1,0 +1,194 @@
+package iamtest
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"cloud.google.com/go/iam/admin/apiv1/adminpb"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+)
+
+// predefinedRoles are the roles GetRole and ListRoles know, sorted by name.
+// Their permissions are a small, representative excerpt of the real ones.
+var predefinedRoles = []*adminpb.Role{
+	{
+		Name:        "roles/editor",
+		Title:       "Editor",
+		Description: "View, create, update, and delete most Google Cloud resources.",
+		IncludedPermissions: []string{
+			"iam.serviceAccounts.create", "iam.serviceAccounts.delete", "iam.serviceAccounts.get",
+			"iam.serviceAccounts.list", "resourcemanager.projects.get",
+		},
+	},
+	{
+		Name:        "roles/iam.serviceAccountTokenCreator",
+		Title:       "Service Account Token Creator",
+		Description: "Impersonate service accounts (create OAuth2 access tokens, sign blobs or JWTs, etc).",
+		IncludedPermissions: []string{
+			"iam.serviceAccounts.get", "iam.serviceAccounts.getAccessToken", "iam.serviceAccounts.getOpenIdToken",
+			"iam.serviceAccounts.implicitDelegation", "iam.serviceAccounts.signBlob", "iam.serviceAccounts.signJwt",
+		},
+	},
+	{
+		Name:        "roles/iam.serviceAccountUser",
+		Title:       "Service Account User",
+		Description: "Run operations as the service account.",
+		IncludedPermissions: []string{
+			"iam.serviceAccounts.actAs", "iam.serviceAccounts.get", "iam.serviceAccounts.list",
+		},
+	},
+	{
+		Name:        "roles/owner",
+		Title:       "Owner",
+		Description: "Full access to most Google Cloud resources.",
+		IncludedPermissions: []string{
+			"iam.serviceAccounts.create", "iam.serviceAccounts.delete", "iam.serviceAccounts.get",
+			"iam.serviceAccounts.getIamPolicy", "iam.serviceAccounts.list", "iam.serviceAccounts.setIamPolicy",
+			"resourcemanager.projects.get", "resourcemanager.projects.getIamPolicy", "resourcemanager.projects.setIamPolicy",
+		},
+	},
+	{
+		Name:        "roles/viewer",
+		Title:       "Viewer",
+		Description: "View most Google Cloud resources.",
+		IncludedPermissions: []string{
+			"iam.serviceAccounts.get", "iam.serviceAccounts.list", "resourcemanager.projects.get",
+		},
+	},
+}
+
+func init() {
+	for _, r := range predefinedRoles {
+		r.Stage = adminpb.Role_GA
+		r.Etag = []byte{0x00, 0x20, 0x01} // predefined roles never change
+	}
+}
+
+// roleView returns a copy of r in view: BASIC (the default) omits the
+// permissions, as IAM does.
+func roleView(r *adminpb.Role, view adminpb.RoleView) *adminpb.Role {
+	c := proto.Clone(r).(*adminpb.Role)
+	if view != adminpb.RoleView_FULL {
+		c.IncludedPermissions = nil
+	}
+	return c
+}
+
+// GetRole answers a predefined role, or a custom role (a deleted one with
+// deleted true, until it is purged), with its permissions.
+func (a *adminService) GetRole(_ context.Context, req *adminpb.GetRoleRequest) (*adminpb.Role, error) {
+	return a.getRole(req.GetName())
+}
+
+// ListRoles lists the predefined roles (empty parent, or "roles") or the
+// custom roles of projects/P or organizations/O (deleted ones with
+// show_deleted), in view (BASIC, the default, omits the permissions), paged.
+func (a *adminService) ListRoles(_ context.Context, req *adminpb.ListRolesRequest) (*adminpb.ListRolesResponse, error) {
+	roles := predefinedRoles
+	if parent := req.GetParent(); parent != "" && parent != "roles" {
+		if !validRoleParent(parent) {
+			return nil, status.Errorf(codes.InvalidArgument,
+				"invalid parent %q: expected empty, projects/PROJECT_ID or organizations/ORG_ID", parent)
+		}
+		now := a.s.now()
+		st := a.s.state
+		st.mu.Lock()
+		st.sweepRolesLocked(now)
+		roles = st.customRolesLocked(parent, req.GetShowDeleted())
+		for i, r := range roles {
+			roles[i] = proto.Clone(r).(*adminpb.Role)
+		}
+		st.mu.Unlock()
+	}
+	from, to, next, err := page(len(roles), req.GetPageSize(), req.GetPageToken())
+	if err != nil {
+		return nil, err
+	}
+	resp := &adminpb.ListRolesResponse{NextPageToken: next}
+	for _, r := range roles[from:to] {
+		resp.Roles = append(resp.Roles, roleView(r, req.GetView()))
+	}
+	return resp, nil
+}
+
+// fullResourceParent maps a full resource name
+// (//cloudresourcemanager.googleapis.com/projects/P,
+// //iam.googleapis.com/projects/P/serviceAccounts/A,
+// //cloudresourcemanager.googleapis.com/organizations/O, ...) to the parent
+// whose custom roles apply there ("" for none), or fails INVALID_ARGUMENT.
+func fullResourceParent(full string) (string, error) {
+	rest, ok := strings.CutPrefix(full, "//")
+	host, path, _ := strings.Cut(rest, "/")
+	if !ok || !strings.HasSuffix(host, ".googleapis.com") || path == "" {
+		return "", status.Errorf(codes.InvalidArgument,
+			"invalid full_resource_name %q: expected //SERVICE.googleapis.com/RESOURCE, such as //cloudresourcemanager.googleapis.com/projects/PROJECT_ID", full)
+	}
+	parts := strings.Split(path, "/")
+	if len(parts) >= 2 && (parts[0] == "projects" || parts[0] == "organizations") && parts[1] != "" {
+		return parts[0] + "/" + parts[1], nil
+	}
+	return "", nil
+}
+
+// QueryGrantableRoles answers the roles grantable on a full resource name:
+// the predefined roles and the live custom roles of the project or
+// organization the name is in, sorted by name, in view, paged.
+func (a *adminService) QueryGrantableRoles(_ context.Context, req *adminpb.QueryGrantableRolesRequest) (*adminpb.QueryGrantableRolesResponse, error) {
+	parent, err := fullResourceParent(req.GetFullResourceName())
+	if err != nil {
+		return nil, err
+	}
+	roles := append([]*adminpb.Role(nil), predefinedRoles...)
+	if parent != "" {
+		now := a.s.now()
+		st := a.s.state
+		st.mu.Lock()
+		st.sweepRolesLocked(now)
+		for _, r := range st.customRolesLocked(parent, false) {
+			roles = append(roles, proto.Clone(r).(*adminpb.Role))
+		}
+		st.mu.Unlock()
+	}
+	from, to, next, err := page(len(roles), req.GetPageSize(), req.GetPageToken())
+	if err != nil {
+		return nil, err
+	}
+	resp := &adminpb.QueryGrantableRolesResponse{NextPageToken: next}
+	for _, r := range roles[from:to] {
+		resp.Roles = append(resp.Roles, roleView(r, req.GetView()))
+	}
+	return resp, nil
+}
+
+// QueryTestablePermissions answers the permissions testable on a full
+// resource name: those of the fake's predefined roles, sorted, GA and
+// supported in custom roles, paged.
+func (a *adminService) QueryTestablePermissions(_ context.Context, req *adminpb.QueryTestablePermissionsRequest) (*adminpb.QueryTestablePermissionsResponse, error) {
+	if _, err := fullResourceParent(req.GetFullResourceName()); err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, r := range predefinedRoles {
+		for _, p := range r.IncludedPermissions {
+			if !slices.Contains(names, p) {
+				names = append(names, p)
+			}
+		}
+	}
+	slices.Sort(names)
+	from, to, next, err := page(len(names), req.GetPageSize(), req.GetPageToken())
+	if err != nil {
+		return nil, err
+	}
+	resp := &adminpb.QueryTestablePermissionsResponse{NextPageToken: next}
+	for _, n := range names[from:to] {
+		resp.Permissions = append(resp.Permissions, &adminpb.Permission{
+			Name: n, Title: n, Stage: adminpb.Permission_GA,
+			CustomRolesSupportLevel: adminpb.Permission_SUPPORTED,
+		})
+	}
+	return resp, nil
+}
