@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,6 +16,7 @@ import (
 
 	"cloud.google.com/go/iam/apiv1/iampb"
 	gax "github.com/googleapis/gax-go/v2"
+	expr "google.golang.org/genproto/googleapis/type/expr"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -72,6 +74,15 @@ started, read-modify-writes under way may finish (each write carries the
 etag it read, so none is blind) for --grace and are abandoned after it, what
 was done is reported, and a rerun completes the rest.
 
+--dry-run --detailed-exitcode, a plan for a CI gate: 0 nothing would
+change, 3 something would, 1 a failure, 2 bad input; the first that applies
+of 2, 1, 3, 0 (and 130 or 143 after a signal). Terraform's plan
+-detailed-exitcode says "changes pending" with 2; here 2 already means bad
+input (as for every iamretry command), so a gate cannot mistake a typo for a
+pending change: pending changes are 3. The plan prints as a diff per
+resource ("+ ROLE  MEMBER" granted, "- ROLE  MEMBER" revoked); with --json
+each resource's event carries it as "changes", one object a grant.
+
 Credentials: Application Default Credentials (gcloud auth
 application-default login), or --endpoint HOST:PORT --insecure for a local
 fake (iamretry fake-server); --transport rest takes a base URL there.
@@ -91,6 +102,7 @@ const hiddenUsage = "(hidden) "
 type applyFlags struct {
 	file          string
 	dryRun, json  bool
+	detailedExit  bool // --detailed-exitcode: exit 3 when a dry run finds changes
 	parallel      int
 	deadline      time.Duration
 	grace         time.Duration
@@ -119,6 +131,7 @@ func applyCommand() *command {
 			fs.Var(file, "f", "the `FILE` of resources and grants, YAML or JSON; - reads stdin (required)")
 			fs.Var(file, "file", "the same as -f `FILE`")
 			fs.BoolVar(&f.dryRun, "dry-run", false, "read every policy and print what would change; write nothing")
+			fs.BoolVar(&f.detailedExit, "detailed-exitcode", false, "with --dry-run: exit 3 when something would change, 0 when nothing would (1 a failure, 2 bad input; see above why not Terraform's 2)")
 			fs.BoolVar(&f.json, "json", false, "print one JSON object a line (an event per resource, then a summary) instead of text")
 			fs.IntVar(&f.parallel, "parallel", 8, applyParallelUsage)
 			fs.DurationVar(&f.deadline, "deadline", 300*time.Second, "how long each resource keeps retrying, from its first failure (the guidance's value for CI/CD; 0: until the command is stopped)")
@@ -166,6 +179,9 @@ func (v *fileFlag) Set(s string) error {
 func (f *applyFlags) validate() error {
 	if f.file == "" {
 		return usagef("-f FILE is required: the YAML or JSON file of resources and grants (- reads stdin)")
+	}
+	if f.detailedExit && !f.dryRun {
+		return usagef("--detailed-exitcode reports a plan and needs --dry-run; give --dry-run --detailed-exitcode (without --dry-run apply writes, and exits 0 or 1)")
 	}
 	if f.parallel < 1 {
 		return usagef("--parallel %d: must be at least 1", f.parallel)
@@ -265,7 +281,8 @@ type resState struct {
 	wroteAdded, wroteRemoved int
 	outcome                  string // see the outcome constants
 	err                      error
-	plan                     []string // --dry-run: "+ ROLE  MEMBER", "- ..."
+	plan                     []string     // --dry-run: "+ ROLE  MEMBER", "- ..."
+	changes                  []planChange // --dry-run: the plan, one object a grant
 }
 
 // Outcomes of a resource.
@@ -403,6 +420,13 @@ func runApply(ctx context.Context, cio *cmdIO, f *applyFlags) (err error) {
 	}
 	if err := run.out.err(); err != nil {
 		return err
+	}
+	if f.detailedExit {
+		for _, st := range run.states {
+			if st.outcome == outWouldChange {
+				return exitCodeError(exitChangesPending)
+			}
+		}
 	}
 	return nil
 }
@@ -568,24 +592,82 @@ func (run *applyRun) plan(ctx context.Context, c policy.Client, st *resState) {
 			return
 		}
 	}
-	st.plan = grantDiff(before, after)
+	st.changes = grantChanges(before, after)
+	st.plan = make([]string, len(st.changes))
+	for i, c := range st.changes {
+		st.plan[i] = c.String()
+	}
 	st.outcome = outNothingToDo
 	if len(st.plan) > 0 {
 		st.outcome = outWouldChange
 	}
 }
 
-// grantDiff lists the grants that differ between two policies, as
-// writeDiff prints them: "- ROLE  MEMBER" revoked, "+ ROLE  MEMBER" granted.
-func grantDiff(before, after *iampb.Policy) []string {
-	var b strings.Builder
-	writeDiff(&b, before, after)
-	var out []string
-	for l := range strings.SplitSeq(strings.TrimRight(b.String(), "\n"), "\n") {
-		if l = strings.TrimSpace(l); l != "" {
-			out = append(out, l)
+// planChange is one grant a dry run would add or remove: the plan's
+// diff line as an object for --json.
+type planChange struct {
+	Op        string         `json:"op"` // "add" or "remove"
+	Role      string         `json:"role"`
+	Member    string         `json:"member"`
+	Condition *conditionJSON `json:"condition,omitempty"`
+	cond      *expr.Expr
+}
+
+// conditionJSON is a condition as --json and export write it.
+type conditionJSON struct {
+	Title       string `json:"title"`
+	Expression  string `json:"expression"`
+	Description string `json:"description,omitempty"`
+}
+
+// String is the change as the text plan prints it: "+ ROLE  MEMBER".
+func (c planChange) String() string {
+	op := "+ "
+	if c.Op == "remove" {
+		op = "- "
+	}
+	return op + c.Role + conditionSuffix(c.cond) + "  " + c.Member
+}
+
+// grantChanges lists the grants that differ between two policies, sorted
+// by role, condition and member: "remove" revoked, "add" granted.
+func grantChanges(before, after *iampb.Policy) []planChange {
+	type g struct {
+		role, member string
+		cond         *expr.Expr
+	}
+	grants := func(p *iampb.Policy) map[string]g {
+		out := map[string]g{}
+		for _, b := range p.GetBindings() {
+			for _, m := range b.GetMembers() {
+				out[b.GetRole()+conditionSuffix(b.GetCondition())+"  "+m] = g{b.GetRole(), m, b.GetCondition()}
+			}
+		}
+		return out
+	}
+	was, is := grants(before), grants(after)
+	var out []planChange
+	add := func(op string, x g) {
+		c := planChange{Op: op, Role: x.role, Member: x.member, cond: x.cond}
+		if x.cond != nil {
+			c.Condition = &conditionJSON{Title: x.cond.GetTitle(), Expression: x.cond.GetExpression(), Description: x.cond.GetDescription()}
+		}
+		out = append(out, c)
+	}
+	for k, x := range was {
+		if _, ok := is[k]; !ok {
+			add("remove", x)
 		}
 	}
+	for k, x := range is {
+		if _, ok := was[k]; !ok {
+			add("add", x)
+		}
+	}
+	slices.SortFunc(out, func(a, b planChange) int {
+		sa, sb := a.String(), b.String()
+		return strings.Compare(sa[2:]+sa[:1], sb[2:]+sb[:1])
+	})
 	return out
 }
 

@@ -73,9 +73,11 @@ type applyResourceEvent struct {
 	Added    int      `json:"added,omitempty"`   // grants added by the write that converged it
 	Removed  int      `json:"removed,omitempty"` // grants removed by it
 	Plan     []string `json:"plan,omitempty"`    // --dry-run: "+ ROLE  MEMBER", "- ROLE  MEMBER"
-	TookMS   int64    `json:"took_ms"`
-	Code     string   `json:"code,omitempty"`  // the server's code of a failure
-	Error    string   `json:"error,omitempty"` // the server's error
+	// Changes is the plan as objects (--dry-run), one a grant.
+	Changes []planChange `json:"changes,omitempty"`
+	TookMS  int64        `json:"took_ms"`
+	Code    string       `json:"code,omitempty"`  // the server's code of a failure
+	Error   string       `json:"error,omitempty"` // the server's error
 }
 
 func (applyResourceEvent) kind() string { return "resource" }
@@ -241,7 +243,7 @@ func failure(err error) (code, msg string) {
 func (o *applyOutput) finished(_ *applyRun, st *resState) {
 	st.mu.Lock()
 	ev := applyResourceEvent{Resource: st.res.name, Line: st.res.line, Outcome: st.outcome, Attempts: st.attempts,
-		Writes: st.writes, Plan: st.plan, TookMS: st.took.Milliseconds()}
+		Writes: st.writes, Plan: st.plan, Changes: st.changes, TookMS: st.took.Milliseconds()}
 	if st.outcome == outChanged {
 		ev.Added, ev.Removed = st.wroteAdded, st.wroteRemoved
 	}

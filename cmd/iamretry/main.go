@@ -34,6 +34,9 @@ const (
 	exitOK      = 0
 	exitFailure = 1
 	exitUsage   = 2
+	// exitChangesPending: apply --dry-run --detailed-exitcode found changes
+	// (3, not Terraform's 2: 2 is bad input here).
+	exitChangesPending = 3
 )
 
 func main() {
