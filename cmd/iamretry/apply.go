@@ -34,7 +34,10 @@ concurrent change, 409 ABORTED, or a transient failure, with truncated
 exponential backoff and jitter), within --deadline (300 s by default, the
 guidance's value for a pipeline). Grants are additive: members the file does
 not name are left alone. A grant to a member IAM cannot see yet (a service
-account created moments ago) is rerun within the deadline too.
+account created moments ago) is rerun for up to --member-wait (120 s), and
+a resource that answers NOT_FOUND (or 403 "... (or it may not exist)") is
+waited for up to --resource-wait (60 s): a typo in a name costs a minute at
+most. 0 fails either at once.
 
 The file (YAML, or JSON with the same keys) lists resources, each with
 grants to ensure present (add) and absent (remove):
@@ -54,8 +57,12 @@ grants to ensure present (add) and absent (remove):
 
 A resource is any name "iamretry policy" takes (see "iamretry policy -h").
 An unknown key anywhere is an error. The whole file is checked before any
-call: every mistake is reported at once as FILE:LINE, nothing is sent, and
-the exit code is 2.
+call: keys, roles, members (every form IAM documents), a condition's
+expression (CEL syntax), project IDs (6 to 30 lowercase letters, digits and
+hyphens, or domain-scoped as example.com:my-project, or a project number),
+no deleted: member under add, and resource names (one letter off a known
+form: "did you mean projects/my-project?"). Every mistake is reported at
+once as FILE:LINE, nothing is sent, and the exit code is 2.
 
 --dry-run reads every policy and prints what would change ("nothing to do"
 when nothing would); nothing is written. Without it, every resource is
@@ -107,10 +114,14 @@ type applyFlags struct {
 	deadline      time.Duration
 	grace         time.Duration
 	retryNotFound bool
-	transport     string
-	endpoint      string
-	insecure      bool
-	restBase      string // --transport rest with --endpoint: the base URL
+	// resourceWait bounds how long a resource's own NOT_FOUND (or IAM's
+	// 403 "... (or it may not exist)") is waited out; memberWait how long a
+	// grant refused for a member not visible yet is rerun. 0: at once.
+	resourceWait, memberWait time.Duration
+	transport                string
+	endpoint                 string
+	insecure                 bool
+	restBase                 string // --transport rest with --endpoint: the base URL
 	// timeScale runs the retry schedule (backoff, conflict schedule,
 	// deadline) that many times faster than the wall clock: for the
 	// tests, which run the real binary and must not wait real seconds.
@@ -135,7 +146,9 @@ func applyCommand() *command {
 			fs.BoolVar(&f.json, "json", false, "print one JSON object a line (an event per resource, then a summary) instead of text")
 			fs.IntVar(&f.parallel, "parallel", 8, applyParallelUsage)
 			fs.DurationVar(&f.deadline, "deadline", 300*time.Second, "how long each resource keeps retrying, from its first failure (the guidance's value for CI/CD; 0: until the command is stopped)")
-			fs.BoolVar(&f.retryNotFound, "retry-not-found", true, "rerun within the deadline a grant to a member not visible yet, and reads that answer NOT_FOUND (IAM is eventually consistent); --retry-not-found=false fails them at once")
+			fs.DurationVar(&f.resourceWait, "resource-wait", 60*time.Second, "how long a resource's own NOT_FOUND (or IAM's 403 \"... (or it may not exist)\") is waited out, for a resource created moments ago; then it fails with the server's error (0: at once). A typo in a name costs this much at most")
+			fs.DurationVar(&f.memberWait, "member-wait", 120*time.Second, "how long a grant refused because its member is not visible yet (a service account created moments ago: \"Service account ... does not exist.\") is rerun; then it fails with the server's error (0: at once)")
+			fs.BoolVar(&f.retryNotFound, "retry-not-found", true, "--retry-not-found=false is --resource-wait 0 --member-wait 0")
 			fs.DurationVar(&f.grace, "grace", 10*time.Second, "after SIGINT or SIGTERM, how long read-modify-writes under way may take to finish before they are abandoned")
 			fs.StringVar(&f.transport, "transport", transportGRPC, "grpc, or rest (HTTP/JSON through cloudresourcemanager/v3 and iam/v1, for "+restKinds+")")
 			fs.StringVar(&f.endpoint, "endpoint", "", "HOST:PORT of the API to call instead of Google's (e.g. an iamretry fake-server); with --transport rest a base URL such as http://127.0.0.1:8086/")
@@ -191,6 +204,15 @@ func (f *applyFlags) validate() error {
 	}
 	if err := checkNonNegative("grace", f.grace); err != nil {
 		return err
+	}
+	if err := checkNonNegative("resource-wait", f.resourceWait); err != nil {
+		return err
+	}
+	if err := checkNonNegative("member-wait", f.memberWait); err != nil {
+		return err
+	}
+	if !f.retryNotFound {
+		f.resourceWait, f.memberWait = 0, 0
 	}
 	if !(f.timeScale >= 1 && f.timeScale <= maxTimeScale) { // also NaN, +Inf
 		return usagef("--time-scale %v: must be from 1 to %g", f.timeScale, float64(maxTimeScale))
@@ -279,10 +301,14 @@ type resState struct {
 	lastChanged              bool
 	lastAdded, lastRemoved   int
 	wroteAdded, wroteRemoved int
-	outcome                  string // see the outcome constants
-	err                      error
-	plan                     []string     // --dry-run: "+ ROLE  MEMBER", "- ..."
-	changes                  []planChange // --dry-run: the plan, one object a grant
+	// waitingSince: when the resource's own NOT_FOUND (notExistResource)
+	// and a member's invisibility (notExistMember) were first met, on the
+	// run's clock; zero until then.
+	waitingSince [2]time.Time
+	outcome      string // see the outcome constants
+	err          error
+	plan         []string     // --dry-run: "+ ROLE  MEMBER", "- ..."
+	changes      []planChange // --dry-run: the plan, one object a grant
 }
 
 // Outcomes of a resource.
@@ -312,6 +338,7 @@ type applyRun struct {
 	stopping atomic.Bool
 	stopCh   chan struct{} // closed by stop
 	out      *applyOutput
+	clock    interceptor.Clock // the Retrier's: --resource-wait and --member-wait are measured on it
 }
 
 func runApply(ctx context.Context, cio *cmdIO, f *applyFlags) (err error) {
@@ -348,13 +375,16 @@ func runApply(ctx context.Context, cio *cmdIO, f *applyFlags) (err error) {
 
 	// One Retrier for the run: its options live here, in one place, for the
 	// connections' interceptor (or RoundTripper) and for the Updater.
-	opts := []interceptor.Option{interceptor.WithDeadline(f.deadline), interceptor.WithObserver(run.observe)}
-	if f.retryNotFound {
-		opts = append(opts, interceptor.WithRetryNotFound())
-	}
+	opts := []interceptor.Option{interceptor.WithDeadline(f.deadline), interceptor.WithObserver(run.observe),
+		// NOT_FOUND and members not visible yet are always Propagation,
+		// retried: the observer ends each wait at its flag's bound (0: at
+		// the first failure), so the error names the flag.
+		interceptor.WithClassifier(classifyNotExist), interceptor.WithRetryNotFound()}
+	run.clock = interceptor.WallClock()
 	if f.timeScale != 1 {
-		opts = append(opts, interceptor.WithClock(newScaledClock(f.timeScale)))
+		run.clock = newScaledClock(f.timeScale)
 	}
+	opts = append(opts, interceptor.WithClock(run.clock))
 	r, err := interceptor.New(opts...)
 	if err != nil {
 		return err
@@ -449,7 +479,7 @@ func (run *applyRun) each(ctx context.Context, fn func(context.Context, *resStat
 	for range min(run.f.parallel, len(run.states)) {
 		wg.Go(func() {
 			for st := range jobs {
-				rctx, cancel := context.WithCancelCause(ctx)
+				rctx, cancel := context.WithCancelCause(context.WithValue(ctx, resStateKey{}, st))
 				st.mu.Lock()
 				st.cancel, st.running, st.started = cancel, true, time.Now()
 				st.mu.Unlock()
@@ -492,16 +522,27 @@ func (run *applyRun) stop() {
 	}
 }
 
+// resStateKey is the context key of the resource a call works for: the
+// observer finds the resource of a read (--dry-run) by it.
+type resStateKey struct{}
+
 // observe is the Retrier's observer: it counts a resource's attempts, tells
-// its retries, and abandons a resource about to wait once the run stops.
-func (run *applyRun) observe(_ context.Context, a interceptor.Attempt) {
+// its retries, ends a wait for a resource or member past --resource-wait or
+// --member-wait, and abandons a resource about to wait once the run stops.
+func (run *applyRun) observe(ctx context.Context, a interceptor.Attempt) {
+	st := run.byKey[a.Resource]
 	if a.Method != policy.UpdateMethod {
+		st, _ = ctx.Value(resStateKey{}).(*resState)
+		if a.Retrying && st != nil {
+			st.mu.Lock()
+			run.boundWait(st, a)
+			st.mu.Unlock()
+		}
 		if a.Reason != interceptor.Succeeded {
 			run.out.retry("", a)
 		}
 		return
 	}
-	st := run.byKey[a.Resource]
 	if st == nil {
 		return
 	}
@@ -512,12 +553,73 @@ func (run *applyRun) observe(_ context.Context, a interceptor.Attempt) {
 			st.cancel(errStopped)
 		} else {
 			st.waiting = true
+			run.boundWait(st, a)
 		}
 	}
 	st.mu.Unlock()
 	if a.Reason != interceptor.Succeeded && !(run.stopping.Load() && !a.Retrying) {
 		run.out.retry(st.res.name, a) // (an abandoned one is told by its resource's line)
 	}
+}
+
+// The two waits for something IAM does not show yet, each bounded by a
+// flag of its own.
+const (
+	notExistResource = iota // the resource's own NOT_FOUND, or 403 "(or it may not exist)": --resource-wait
+	notExistMember          // a grant refused for a member not visible yet: --member-wait
+)
+
+// boundWait ends the resource's work (its context's cause a
+// *waitLimitError) when the retry about to wait is for something that does
+// not exist yet and its wait would end past --resource-wait or
+// --member-wait, counted from the first such failure. st.mu is held.
+func (run *applyRun) boundWait(st *resState, a interceptor.Attempt) {
+	if a.Class != iamcodes.Propagation || st.cancel == nil {
+		return
+	}
+	kind, limit, flagName := notExistResource, run.f.resourceWait, "resource-wait"
+	if serverCode(a.Err) == codes.InvalidArgument { // "Service account ... does not exist."
+		kind, limit, flagName = notExistMember, run.f.memberWait, "member-wait"
+	}
+	now := run.clock.Now()
+	if st.waitingSince[kind].IsZero() {
+		st.waitingSince[kind] = now
+	}
+	if now.Sub(st.waitingSince[kind])+a.Wait > limit {
+		st.cancel(&waitLimitError{err: a.Err, flag: flagName, limit: limit, member: kind == notExistMember})
+	}
+}
+
+// waitLimitError ends a resource whose wait for itself, or for a member,
+// to become visible ran past its flag: it is the server's last error, with
+// a hint.
+type waitLimitError struct {
+	err    error // the server's last answer
+	flag   string
+	limit  time.Duration
+	member bool
+}
+
+func (e *waitLimitError) Error() string { return e.err.Error() + " " + e.hint() }
+func (e *waitLimitError) Unwrap() error { return e.err }
+
+// hint says what was waited for and which flag bounds it.
+func (e *waitLimitError) hint() string {
+	if e.member {
+		return fmt.Sprintf("(the member stayed invisible to IAM past --member-wait %s; check that it exists, or raise --member-wait for one created moments ago)", fmtDur(e.limit))
+	}
+	return fmt.Sprintf("(the resource did not show up within --resource-wait %s; check its name, that it exists and that the caller may see it, or raise --resource-wait for one created moments ago)", fmtDur(e.limit))
+}
+
+// classifyNotExist is the run's classifier: IAM's 403 "... (or it may not
+// exist)" on a resource is, like its 404, Propagation (waited out within
+// --resource-wait: a project created moments ago answers it); everything
+// else is classified as the library does.
+func classifyNotExist(_ string, err error) iamcodes.Class {
+	if iamcodes.CodeOf(err) == codes.PermissionDenied && strings.Contains(err.Error(), "(or it may not exist)") {
+		return iamcodes.Propagation
+	}
+	return iamcodes.OfError(err)
 }
 
 // converge runs the resource's one read-modify-write and records what it did.
@@ -552,11 +654,14 @@ func (run *applyRun) converge(ctx context.Context, u *policy.Updater, st *resSta
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.attempts = max(st.attempts, 1)
+	var wl *waitLimitError
 	switch {
 	case err == nil && (st.lastChanged || st.ambiguous):
 		st.outcome = outChanged
 	case err == nil:
 		st.outcome = outUnchanged
+	case errors.As(context.Cause(ctx), &wl):
+		st.outcome, st.err = outFailed, wl
 	case errors.Is(context.Cause(ctx), errStopped) || run.stopping.Load() && ctx.Err() != nil:
 		st.outcome, st.err = outInterrupted, err
 	default:
@@ -574,7 +679,10 @@ func (run *applyRun) plan(ctx context.Context, c policy.Client, st *resState) {
 	st.attempts = max(st.attempts, 1)
 	if err != nil {
 		st.outcome, st.err = outFailed, err
-		if ctx.Err() != nil { // a signal (the read runs on the signal's context)
+		var wl *waitLimitError
+		if errors.As(context.Cause(ctx), &wl) {
+			st.err = wl
+		} else if ctx.Err() != nil { // a signal (the read runs on the signal's context)
 			st.outcome = outInterrupted
 		}
 		return

@@ -9,8 +9,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"cloud.google.com/go/iam/apiv1/iampb"
+	"github.com/google/cel-go/cel"
 	yaml "go.yaml.in/yaml/v3"
 	expr "google.golang.org/genproto/googleapis/type/expr"
 	"google.golang.org/grpc/status"
@@ -355,6 +357,10 @@ func (p *fileParser) resource(n *yaml.Node, transport string) (r *applyResource,
 	} else {
 		r.route, r.rel = rt, rel
 		r.key = "//" + rt.host + "/" + rel
+		if why := projectsProblem(rel); why != "" {
+			p.errorf(nline, "resource %q: %s", name, why)
+			valid = false
+		}
 		if _, ok := restAdapters[rt.grpcService]; transport == transportREST && !ok {
 			p.errorf(nline, "resource %q: --transport rest reaches %s (through cloudresourcemanager/v3 and iam/v1); use --transport grpc, the default, for this file", name, restKinds)
 			valid = false
@@ -415,11 +421,17 @@ func (p *fileParser) grant(n *yaml.Node, add bool, what string) (grant, bool) {
 		if err := checkRole(role); err != nil {
 			p.errorf(rline, "%s", flagless(err))
 			ok = false
+		} else if why := projectsProblem(role); why != "" {
+			p.errorf(rline, "role %q: %s", role, why)
+			ok = false
 		}
 	}
 	if okMember {
 		if err := checkMember(member); err != nil {
 			p.errorf(mline, "%s", flagless(err))
+			ok = false
+		} else if add && strings.HasPrefix(member, "deleted:") {
+			p.errorf(mline, "member %q: a deleted principal cannot be granted a role (IAM refuses it); grant the principal that replaces it, or list this one under remove to clean it up", member)
 			ok = false
 		}
 	}
@@ -431,9 +443,13 @@ func (p *fileParser) grant(n *yaml.Node, add bool, what string) (grant, bool) {
 		cwhat := "the condition"
 		cline := deref(c).Line
 		title, _, ok1 := p.str(cm, "title", cwhat, cline, true)
-		exprText, _, ok2 := p.str(cm, "expression", cwhat, cline, true)
+		exprText, eline, ok2 := p.str(cm, "expression", cwhat, cline, true)
 		desc, _, ok3 := p.str(cm, "description", cwhat, cline, false)
 		if !ok1 || !ok2 || !ok3 {
+			return g, false
+		}
+		if why := celSyntax(exprText); why != "" {
+			p.errorf(eline, "the condition's expression is not CEL: %s", why)
 			return g, false
 		}
 		g.cond = &expr.Expr{Title: title, Expression: exprText, Description: desc}
@@ -455,4 +471,61 @@ func (p *fileParser) grant(n *yaml.Node, add bool, what string) (grant, bool) {
 // becomes `member "x": ...`.
 func flagless(err error) string {
 	return strings.TrimPrefix(err.Error(), "--")
+}
+
+// celEnv parses condition expressions: syntax only, as IAM's functions and
+// variables (request.time, resource.name, ...) are IAM's to check.
+var celEnv = sync.OnceValues(func() (*cel.Env, error) { return cel.NewEnv() })
+
+// celSyntax is what is wrong with the syntax of a CEL expression, "" when
+// nothing: IAM refuses such a condition, and the other resources of the file
+// would converge while this one fails.
+func celSyntax(text string) string {
+	env, err := celEnv()
+	if err != nil {
+		return err.Error()
+	}
+	_, iss := env.Parse(text)
+	if iss == nil || iss.Err() == nil {
+		return ""
+	}
+	first, _, _ := strings.Cut(iss.Err().Error(), "\n")
+	first = strings.TrimPrefix(first, "ERROR: ")
+	if rest, ok := strings.CutPrefix(first, "<input>:"); ok {
+		first = "at " + rest
+	}
+	return first
+}
+
+// projectID is the form of a project ID
+// (https://cloud.google.com/resource-manager/docs/creating-managing-projects#before_you_begin):
+// 6 to 30 lowercase letters, digits and hyphens, starting with a letter,
+// not ending with a hyphen.
+var projectID = regexp.MustCompile(`^[a-z][a-z0-9-]{4,28}[a-z0-9]$`)
+
+// projectsProblem says why a project named in name (".../projects/X/...")
+// cannot exist, "" when each could: X is a project ID, a domain-scoped one
+// (example.com:my-project), a project number, or "-" (any project).
+func projectsProblem(name string) string {
+	parts := strings.Split(name, "/")
+	for i := 0; i+1 < len(parts); i += 2 {
+		if parts[i] != "projects" {
+			continue
+		}
+		id := parts[i+1]
+		if id == "-" || strings.Trim(id, "0123456789") == "" {
+			continue
+		}
+		bare := id
+		if domain, rest, scoped := strings.Cut(id, ":"); scoped {
+			if !strings.Contains(domain, ".") || strings.ContainsAny(domain, "@") {
+				return fmt.Sprintf("%q cannot be a project: a domain-scoped project ID is DOMAIN:ID, such as example.com:my-project", id)
+			}
+			bare = rest
+		}
+		if !projectID.MatchString(bare) {
+			return fmt.Sprintf("%q cannot be a project: a project ID is 6 to 30 lowercase letters, digits and hyphens, starting with a letter and not ending with a hyphen (or example.com:my-project), and a project number is digits", id)
+		}
+	}
+	return ""
 }

@@ -203,6 +203,16 @@ func (o *applyOutput) retry(resource string, a interceptor.Attempt) {
 // message of the innermost gRPC status (or REST error) in err's chain, and
 // the field violations the server sent beside it.
 func failure(err error) (code, msg string) {
+	code, msg = serverFailure(err)
+	var wl *waitLimitError
+	if errors.As(err, &wl) {
+		msg += " " + wl.hint()
+	}
+	return code, msg
+}
+
+// serverFailure is failure without the CLI's hints.
+func serverFailure(err error) (code, msg string) {
 	code = codeName(serverCode(err))
 	var ge *googleapi.Error
 	if errors.As(err, &ge) {

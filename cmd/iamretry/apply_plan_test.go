@@ -32,7 +32,7 @@ func TestApplyDetailedExitcode(t *testing.T) {
 				t.Fatalf("pending: exit %d, want 3:\n%s%s", r.code, r.stdout, r.stderr)
 			}
 			for _, want := range []string{
-				"projects/plan: would change:\n  + roles/storage.objectViewer (condition \"until-2027\"",
+				"projects/test-plan: would change:\n  + roles/storage.objectViewer (condition \"until-2027\"",
 				"  + roles/viewer  user:alice@example.com\n",
 				"folders/123: would change:\n  + roles/browser  domain:example.com\n",
 			} {
@@ -41,10 +41,10 @@ func TestApplyDetailedExitcode(t *testing.T) {
 				}
 			}
 			j := applyProc(t, "", append(plan, "--json")...)
-			ev := byResource(t, j.stdout)["projects/plan"]
+			ev := byResource(t, j.stdout)["projects/test-plan"]
 			changes, _ := ev["changes"].([]any)
 			if j.code != exitChangesPending || len(changes) != 2 {
-				t.Fatalf("--json: exit %d, projects/plan %v", j.code, ev)
+				t.Fatalf("--json: exit %d, projects/test-plan %v", j.code, ev)
 			}
 			c0 := changes[0].(map[string]any)
 			cond, _ := c0["condition"].(map[string]any)
@@ -58,18 +58,18 @@ func TestApplyDetailedExitcode(t *testing.T) {
 			if a := applyProc(t, "", append([]string{"apply", "-f", path}, ep...)...); a.code != exitOK {
 				t.Fatalf("apply: exit %d:\n%s%s", a.code, a.stdout, a.stderr)
 			}
-			if r := applyProc(t, "", plan...); r.code != exitOK || !strings.Contains(r.stdout, "projects/plan: nothing to do") {
+			if r := applyProc(t, "", plan...); r.code != exitOK || !strings.Contains(r.stdout, "projects/test-plan: nothing to do") {
 				t.Errorf("after apply: exit %d, want 0:\n%s%s", r.code, r.stdout, r.stderr)
 			}
 
 			// A failure outranks pending changes: 1.
-			failing := writeTemp(t, "fail.yaml", planFile+`  - resource: projects/gone/serviceAccounts/nobody@gone.iam.gserviceaccount.com
+			failing := writeTemp(t, "fail.yaml", planFile+`  - resource: projects/test-gone/serviceAccounts/nobody@gone.iam.gserviceaccount.com
     add: [{role: roles/iam.serviceAccountUser, member: "user:a@example.com"}]
-  - resource: projects/pending
+  - resource: projects/test-pending
     add: [{role: roles/viewer, member: "user:a@example.com"}]
 `)
 			f := applyProc(t, "", append([]string{"apply", "-f", failing, "--dry-run", "--detailed-exitcode", "--retry-not-found=false"}, ep...)...)
-			if f.code != exitFailure || !strings.Contains(f.stdout, "projects/pending: would change") || !strings.Contains(f.stdout, "NOT_FOUND") {
+			if f.code != exitFailure || !strings.Contains(f.stdout, "projects/test-pending: would change") || !strings.Contains(f.stdout, "NOT_FOUND") {
 				t.Errorf("failure and pending: exit %d, want 1:\n%s%s", f.code, f.stdout, f.stderr)
 			}
 		})
@@ -100,7 +100,7 @@ func TestApplyDetailedExitcodeSignal(t *testing.T) {
 			var b strings.Builder
 			b.WriteString("resources:\n")
 			for i := range 200 {
-				fmt.Fprintf(&b, "  - {resource: projects/d%d, add: [{role: roles/viewer, member: \"user:a@example.com\"}]}\n", i)
+				fmt.Fprintf(&b, "  - {resource: projects/test-d%d, add: [{role: roles/viewer, member: \"user:a@example.com\"}]}\n", i)
 			}
 			path := writeTemp(t, "sig.yaml", b.String())
 			cmd := exec.Command(builtBinary(t), append([]string{"apply", "-f", path, "--dry-run", "--detailed-exitcode", "--parallel", "1"}, fake.grpcEP()...)...)
@@ -113,7 +113,7 @@ func TestApplyDetailedExitcodeSignal(t *testing.T) {
 			}
 			done := make(chan struct{})
 			go func() { cmd.Wait(); close(done) }()
-			if _, ok := out.waitLine("projects/d0: would change", done); !ok {
+			if _, ok := out.waitLine("projects/test-d0: would change", done); !ok {
 				cmd.Process.Kill()
 				<-done
 				t.Fatalf("no plan:\n%s%s", out.String(), errb.String())

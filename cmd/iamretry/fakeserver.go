@@ -46,6 +46,7 @@ type fakeServerFlags struct {
 	latency     time.Duration
 	propagation time.Duration
 	seed        int64
+	timeScale   float64 // the fake's clock runs this many times faster (tests)
 
 	failCodes []codes.Code
 }
@@ -66,6 +67,7 @@ func fakeServerCommand() *command {
 			fs.DurationVar(&f.latency, "latency", 0, "delay added to every call")
 			fs.DurationVar(&f.propagation, "propagation", 0, "how long a new service account answers NOT_FOUND (eventual consistency)")
 			fs.Int64Var(&f.seed, "seed", 1, "seed of the random faults; equal seeds and calls give equal faults")
+			fs.Float64Var(&f.timeScale, "time-scale", 1, hiddenUsage+"run the fake's clock (latency, propagation) this many times faster (tests)")
 			return func(ctx context.Context, cio *cmdIO, args []string) error {
 				if len(args) > 0 {
 					return usagef("unexpected argument %q; fake-server takes flags only", args[0])
@@ -91,6 +93,9 @@ func (f *fakeServerFlags) validate() error {
 		return err
 	}
 	f.failCodes = cs
+	if !(f.timeScale >= 1 && f.timeScale <= maxTimeScale) { // also NaN, +Inf
+		return usagef("--time-scale %v: must be from 1 to %g", f.timeScale, float64(maxTimeScale))
+	}
 	if err := checkNonNegative("latency", f.latency); err != nil {
 		return err
 	}
@@ -144,7 +149,11 @@ func startFakeServer(f *fakeServerFlags) (*fakeRun, error) {
 			return nil, fmt.Errorf("cannot listen on %s (--rest-listen): %w", f.restListen, err)
 		}
 	}
-	srv, err := iamtest.New(iamtest.WithSeed(f.seed))
+	opts := []iamtest.Option{iamtest.WithSeed(f.seed)}
+	if f.timeScale > 1 {
+		opts = append(opts, iamtest.WithClock(newScaledClock(f.timeScale)))
+	}
+	srv, err := iamtest.New(opts...)
 	if err != nil {
 		_ = lis.Close()
 		if restLis != nil {

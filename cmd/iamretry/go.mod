@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	cloud.google.com/go/iam v1.15.1
+	github.com/google/cel-go v0.31.0
 	github.com/googleapis/gax-go/v2 v2.27.0
 	github.com/iamretry/iamretry v0.0.0-00010101000000-000000000000
 	go.opentelemetry.io/otel v1.47.0
@@ -36,7 +37,6 @@ require (
 	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/golang/freetype v0.0.0-20170609003504-e2365dfdc4a0 // indirect
-	github.com/google/cel-go v0.31.0 // indirect
 	github.com/google/s2a-go v0.1.11 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/googleapis/enterprise-certificate-proxy v0.3.25 // indirect
