@@ -51,9 +51,22 @@ grants to ensure present (add) and absent (remove):
           condition: {title: until-2027, expression: 'request.time < timestamp("2027-01-01T00:00:00Z")'}
       remove:
         - {role: roles/editor, member: "user:bob@example.com"}
+      bindings:                       # authoritative, per role and condition
+        - role: roles/run.admin
+          members: ["group:deployers@example.com"]
+        - {role: roles/owner, members: ["user:root@example.com"]}
     - resource: //pubsub.googleapis.com/projects/my-project/topics/orders
       add:
         - {role: roles/pubsub.publisher, member: "serviceAccount:ci@my-project.iam.gserviceaccount.com"}
+
+A bindings entry {role, members, condition} owns that role with that
+condition (the binding's identity): after apply it holds exactly those
+members (deleted: members already there are left in place); members: []
+removes it; other roles are untouched. A role and condition owned by
+bindings may not also be under that resource's add or remove. Taking the
+last roles/owner from a project (by bindings or remove) is refused unless
+--allow-owner-removal: that resource fails, nothing is written to it, and
+--dry-run shows it refused.
 
 A resource is any name "iamretry policy" takes (see "iamretry policy -h").
 An unknown key anywhere is an error. The whole file is checked before any
@@ -118,6 +131,7 @@ type applyFlags struct {
 	// 403 "... (or it may not exist)") is waited out; memberWait how long a
 	// grant refused for a member not visible yet is rerun. 0: at once.
 	resourceWait, memberWait time.Duration
+	allowOwnerRemoval        bool
 	transport                string
 	endpoint                 string
 	insecure                 bool
@@ -148,6 +162,7 @@ func applyCommand() *command {
 			fs.DurationVar(&f.deadline, "deadline", 300*time.Second, "how long each resource keeps retrying, from its first failure (the guidance's value for CI/CD; 0: until the command is stopped)")
 			fs.DurationVar(&f.resourceWait, "resource-wait", 60*time.Second, "how long a resource's own NOT_FOUND (or IAM's 403 \"... (or it may not exist)\") is waited out, for a resource created moments ago; then it fails with the server's error (0: at once). A typo in a name costs this much at most")
 			fs.DurationVar(&f.memberWait, "member-wait", 120*time.Second, "how long a grant refused because its member is not visible yet (a service account created moments ago: \"Service account ... does not exist.\") is rerun; then it fails with the server's error (0: at once)")
+			fs.BoolVar(&f.allowOwnerRemoval, "allow-owner-removal", false, "let bindings or remove take the last roles/owner from a project (refused by default: that resource fails and nothing is written to it)")
 			fs.BoolVar(&f.retryNotFound, "retry-not-found", true, "--retry-not-found=false is --resource-wait 0 --member-wait 0")
 			fs.DurationVar(&f.grace, "grace", 10*time.Second, "after SIGINT or SIGTERM, how long read-modify-writes under way may take to finish before they are abandoned")
 			fs.StringVar(&f.transport, "transport", transportGRPC, "grpc, or rest (HTTP/JSON through cloudresourcemanager/v3 and iam/v1, for "+restKinds+")")
@@ -217,28 +232,11 @@ func (f *applyFlags) validate() error {
 	if !(f.timeScale >= 1 && f.timeScale <= maxTimeScale) { // also NaN, +Inf
 		return usagef("--time-scale %v: must be from 1 to %g", f.timeScale, float64(maxTimeScale))
 	}
-	if f.insecure && f.endpoint == "" {
-		return usagef("--insecure turns off TLS and credentials for --endpoint; give --endpoint HOST:PORT too (or drop --insecure to use Google's API)")
+	c := f.conn()
+	if err := c.check(); err != nil {
+		return err
 	}
-	switch f.transport {
-	case transportGRPC:
-		if f.endpoint != "" {
-			if strings.Contains(f.endpoint, "://") {
-				return usagef("--endpoint %q: the gRPC transport takes HOST:PORT, such as 127.0.0.1:8085 (a URL is for --transport rest)", f.endpoint)
-			}
-			return checkHostPort(f.endpoint, "127.0.0.1:8085")
-		}
-	case transportREST:
-		if f.endpoint != "" {
-			base, err := restEndpoint(f.endpoint, f.insecure)
-			if err != nil {
-				return err
-			}
-			f.restBase = base
-		}
-	default:
-		return usagef("--transport %q: want grpc or rest", f.transport)
-	}
+	f.restBase = c.restBase
 	return nil
 }
 
@@ -626,24 +624,9 @@ func classifyNotExist(_ string, err error) iamcodes.Class {
 func (run *applyRun) converge(ctx context.Context, u *policy.Updater, st *resState) {
 	res := st.res
 	mut := func(p *iampb.Policy) (bool, error) {
-		added, removed := 0, 0
-		for _, g := range res.rm {
-			c, err := g.mutation(false)(p)
-			if err != nil {
-				return false, err
-			}
-			if c {
-				removed++
-			}
-		}
-		for _, g := range res.add {
-			c, err := g.mutation(true)(p)
-			if err != nil {
-				return false, err
-			}
-			if c {
-				added++
-			}
+		added, removed, err := res.mutate(p, run.f.allowOwnerRemoval)
+		if err != nil {
+			return false, err
 		}
 		st.mu.Lock()
 		st.lastChanged, st.lastAdded, st.lastRemoved = added+removed > 0, added, removed
@@ -669,6 +652,85 @@ func (run *applyRun) converge(ctx context.Context, u *policy.Updater, st *resSta
 	}
 }
 
+// mutate converges p to what the file says of the resource, by the
+// library's mutations: removes, adds, then each bindings entry (its
+// members added; every other member of that role and condition removed,
+// but deleted: ones). It counts the grants added and removed. It refuses
+// to take the last roles/owner from a project unless allowOwnerRemoval.
+func (res *applyResource) mutate(p *iampb.Policy, allowOwnerRemoval bool) (added, removed int, err error) {
+	owners := countOwners(p)
+	run := func(m policy.Mutation, n *int) error {
+		c, err := m(p)
+		if c {
+			*n++
+		}
+		return err
+	}
+	for _, g := range res.rm {
+		if err := run(g.mutation(false), &removed); err != nil {
+			return 0, 0, err
+		}
+	}
+	for _, g := range res.add {
+		if err := run(g.mutation(true), &added); err != nil {
+			return 0, 0, err
+		}
+	}
+	for _, b := range res.bind {
+		want := map[string]bool{}
+		for _, m := range b.members {
+			want[policy.CanonicalMember(m)] = true
+			if err := run(policy.AddConditionalBinding(b.role, m, b.cond), &added); err != nil {
+				return 0, 0, err
+			}
+		}
+		// Every member of the role under any condition is a candidate: the
+		// library's mutation removes it only from the binding of this
+		// condition (a binding's identity is its role and condition).
+		var drop []string
+		for _, pb := range p.GetBindings() {
+			if pb.GetRole() != b.role {
+				continue
+			}
+			for _, m := range pb.GetMembers() {
+				if !want[policy.CanonicalMember(m)] && !strings.HasPrefix(m, "deleted:") {
+					drop = append(drop, m)
+				}
+			}
+		}
+		for _, m := range drop {
+			if err := run(policy.RemoveConditionalBinding(b.role, m, b.cond), &removed); err != nil {
+				return 0, 0, err
+			}
+		}
+	}
+	if owners > 0 && countOwners(p) == 0 && res.route.grpcService == projectsService && !allowOwnerRemoval {
+		return 0, 0, status.Errorf(codes.FailedPrecondition,
+			"refused: this would remove the last roles/owner of %s, and a project without an owner can be managed by no one but its organization's admins; nothing was written to it (give --allow-owner-removal if that is meant)", res.name)
+	}
+	return added, removed, nil
+}
+
+// projectsService is the route of projects.
+const projectsService = "google.cloud.resourcemanager.v3.Projects"
+
+// countOwners counts the members of p's roles/owner bindings that are not
+// deleted principals.
+func countOwners(p *iampb.Policy) int {
+	n := 0
+	for _, b := range p.GetBindings() {
+		if b.GetRole() != "roles/owner" {
+			continue
+		}
+		for _, m := range b.GetMembers() {
+			if !strings.HasPrefix(m, "deleted:") {
+				n++
+			}
+		}
+	}
+	return n
+}
+
 // plan reads the resource's policy and works out what converging it would
 // change (--dry-run).
 func (run *applyRun) plan(ctx context.Context, c policy.Client, st *resState) {
@@ -688,17 +750,9 @@ func (run *applyRun) plan(ctx context.Context, c policy.Client, st *resState) {
 		return
 	}
 	after := proto.Clone(before).(*iampb.Policy)
-	for _, g := range st.res.rm {
-		if _, err := g.mutation(false)(after); err != nil {
-			st.outcome, st.err = outFailed, err
-			return
-		}
-	}
-	for _, g := range st.res.add {
-		if _, err := g.mutation(true)(after); err != nil {
-			st.outcome, st.err = outFailed, err
-			return
-		}
+	if _, _, err := st.res.mutate(after, run.f.allowOwnerRemoval); err != nil {
+		st.outcome, st.err = outFailed, err
+		return
 	}
 	st.changes = grantChanges(before, after)
 	st.plan = make([]string, len(st.changes))
@@ -842,7 +896,61 @@ func (c *routedClient) SetIamPolicy(ctx context.Context, req *iampb.SetIamPolicy
 // connect dials each service the file's resources need, once, with r's
 // interceptor (gRPC) or RoundTripper (REST), and returns the run's client.
 func (run *applyRun) connect(ctx context.Context, r *interceptor.Retrier) (*routedClient, func() error, error) {
-	c := &routedClient{run: run, clients: map[string]policy.Client{}}
+	var rts []route
+	for _, st := range run.states {
+		rts = append(rts, st.res.route)
+	}
+	clients, closeAll, err := connectRoutes(ctx, rts, run.f.conn(), r)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &routedClient{run: run, clients: clients}, closeAll, nil
+}
+
+// conn is where apply connects.
+func (f *applyFlags) conn() connFlags {
+	return connFlags{transport: f.transport, endpoint: f.endpoint, insecure: f.insecure, restBase: f.restBase}
+}
+
+// connFlags are the flags that say where apply and export connect.
+type connFlags struct {
+	transport, endpoint string
+	insecure            bool
+	restBase            string // --transport rest with --endpoint: the base URL
+}
+
+// check validates the flags and sets restBase.
+func (c *connFlags) check() error {
+	if c.insecure && c.endpoint == "" {
+		return usagef("--insecure turns off TLS and credentials for --endpoint; give --endpoint HOST:PORT too (or drop --insecure to use Google's API)")
+	}
+	switch c.transport {
+	case transportGRPC:
+		if c.endpoint != "" {
+			if strings.Contains(c.endpoint, "://") {
+				return usagef("--endpoint %q: the gRPC transport takes HOST:PORT, such as 127.0.0.1:8085 (a URL is for --transport rest)", c.endpoint)
+			}
+			return checkHostPort(c.endpoint, "127.0.0.1:8085")
+		}
+	case transportREST:
+		if c.endpoint != "" {
+			base, err := restEndpoint(c.endpoint, c.insecure)
+			if err != nil {
+				return err
+			}
+			c.restBase = base
+		}
+	default:
+		return usagef("--transport %q: want grpc or rest", c.transport)
+	}
+	return nil
+}
+
+// connectRoutes dials each service of rts once, with r's interceptor
+// (gRPC) or RoundTripper (REST): the policy clients by route
+// (grpcService), and a function that closes them.
+func connectRoutes(ctx context.Context, rts []route, cf connFlags, r *interceptor.Retrier) (map[string]policy.Client, func() error, error) {
+	clients := map[string]policy.Client{}
 	var closers []func() error
 	closeAll := func() error {
 		var errs []error
@@ -851,35 +959,31 @@ func (run *applyRun) connect(ctx context.Context, r *interceptor.Retrier) (*rout
 		}
 		return errors.Join(errs...)
 	}
-	for _, st := range run.states {
-		rt := st.res.route
-		if c.clients[rt.grpcService] != nil {
+	for _, rt := range rts {
+		if clients[rt.grpcService] != nil {
 			continue
 		}
-		pf := &policyFlags{resource: st.res.name, route: rt, endpoint: run.f.endpoint, insecure: run.f.insecure,
-			transport: run.f.transport, restBase: run.f.restBase}
+		pf := &policyFlags{route: rt, endpoint: cf.endpoint, insecure: cf.insecure, transport: cf.transport, restBase: cf.restBase}
 		var cl policy.Client
 		var closer func() error
 		var err error
-		if run.f.transport == transportREST {
+		if cf.transport == transportREST {
 			cl, closer, err = restClient(ctx, pf, r)
 		} else {
-			var conn interface{ Close() error }
 			gc, derr := rt.dial(ctx, pf, r.UnaryClientInterceptor())
 			err = derr
 			if derr == nil {
-				conn, cl = gc, policy.FromService(gc, rt.grpcService)
-				closer = conn.Close
+				cl, closer = policy.FromService(gc, rt.grpcService), gc.Close
 			}
 		}
 		if err != nil {
 			_ = closeAll()
 			return nil, nil, fmt.Errorf("connecting to %s: %w", rt, err)
 		}
-		c.clients[rt.grpcService] = cl
+		clients[rt.grpcService] = cl
 		closers = append(closers, closer)
 	}
-	return c, closeAll, nil
+	return clients, closeAll, nil
 }
 
 // scaledClock runs time scale times faster than the wall clock (the hidden

@@ -39,8 +39,9 @@ import (
 // ignored. Members not named are left alone.
 var (
 	fileKeys      = []string{"resources"}
-	resourceKeys  = []string{"resource", "add", "remove"}
+	resourceKeys  = []string{"resource", "add", "remove", "bindings"}
 	grantKeys     = []string{"role", "member", "condition"}
+	bindingKeys   = []string{"role", "members", "condition"}
 	conditionKeys = []string{"title", "expression", "description"}
 )
 
@@ -59,6 +60,15 @@ type applyResource struct {
 	rel   string // the relative name sent to it
 	add   []grant
 	rm    []grant
+	bind  []binding // authoritative: role and condition hold exactly these members
+}
+
+// binding is one authoritative entry of a resource's bindings list.
+type binding struct {
+	line    int
+	role    string
+	members []string
+	cond    *expr.Expr
 }
 
 // grant is one (role, member, condition) of an add or remove list.
@@ -394,13 +404,149 @@ func (p *fileParser) resource(n *yaml.Node, transport string) (r *applyResource,
 			*list.out = append(*list.out, g)
 		}
 	}
-	if _, hasAdd := m["add"]; !hasAdd {
-		if _, hasRm := m["remove"]; !hasRm {
-			p.errorf(line, "%s has neither add nor remove; say what to ensure", what)
+	owned := map[string]int{} // role and condition -> line of its bindings entry
+	listAlias := m["bindings"] != nil && m["bindings"].Kind == yaml.AliasNode
+	for _, it := range p.list(m, "bindings", what) {
+		if (viaAlias || listAlias || it.Kind == yaml.AliasNode) && !p.expand(deref(it).Line) {
+			return r, false
+		}
+		b, ok := p.binding(it, what)
+		if !ok {
 			valid = false
+			continue
+		}
+		id := b.role + condKey(b.cond)
+		if first, dup := owned[id]; dup {
+			p.errorf(b.line, "%s: the binding of %s is listed twice in bindings (first at line %d); give each role and condition once", what, b.role+conditionSuffix(b.cond), first)
+			valid = false
+			continue
+		}
+		owned[id] = b.line
+		r.bind = append(r.bind, b)
+	}
+	for _, list := range []struct {
+		name string
+		gs   []grant
+	}{{"add", r.add}, {"remove", r.rm}} {
+		for _, g := range list.gs {
+			if bl, ok := owned[g.role+condKey(g.cond)]; ok {
+				p.errorf(g.line, "%s: %s is owned by the bindings entry at line %d, which sets its members exactly; list %s there, not under %s", what, g.role+conditionSuffix(g.cond), bl, g.member, list.name)
+				valid = false
+			}
 		}
 	}
+	_, hasAdd := m["add"]
+	_, hasRm := m["remove"]
+	_, hasBind := m["bindings"]
+	if !hasAdd && !hasRm && !hasBind {
+		p.errorf(line, "%s has none of add, remove and bindings; say what to ensure", what)
+		valid = false
+	}
 	return r, valid
+}
+
+// condKey is a condition as the identity of a binding: the same role with
+// another condition is another binding.
+func condKey(c *expr.Expr) string {
+	if c == nil {
+		return ""
+	}
+	return "\x00" + c.GetTitle() + "\x00" + c.GetExpression() + "\x00" + c.GetDescription()
+}
+
+// binding checks one entry of a bindings list: a role, its members (each a
+// member the library accepts, none deleted:, none twice) and an optional
+// condition.
+func (p *fileParser) binding(n *yaml.Node, what string) (binding, bool) {
+	line := deref(n).Line
+	kind := "a binding of " + what
+	m := p.fields(n, kind, bindingKeys)
+	if m == nil {
+		return binding{}, false
+	}
+	b := binding{line: line}
+	role, rline, ok := p.str(m, "role", kind, line, true)
+	if ok {
+		if err := checkRole(role); err != nil {
+			p.errorf(rline, "%s", flagless(err))
+			ok = false
+		} else if why := projectsProblem(role); why != "" {
+			p.errorf(rline, "role %q: %s", role, why)
+			ok = false
+		}
+	}
+	if _, found := m["members"]; !found {
+		p.errorf(line, "%s has no members list; give members: [] to remove the binding", kind)
+		ok = false
+	}
+	seen := map[string]int{}
+	for _, it := range p.list(m, "members", kind) {
+		it = deref(it)
+		if it.Kind != yaml.ScalarNode || it.ShortTag() != "!!str" {
+			p.errorf(it.Line, "a member of %s must be a string; found %s", kind, kindName(it))
+			ok = false
+			continue
+		}
+		member := it.Value
+		if err := checkMember(member); err != nil {
+			p.errorf(it.Line, "%s", flagless(err))
+			ok = false
+			continue
+		}
+		if strings.HasPrefix(member, "deleted:") {
+			p.errorf(it.Line, "member %q: a deleted principal cannot be granted a role; bindings leave the deleted members of the live policy in place, so leave it out", member)
+			ok = false
+			continue
+		}
+		c := policy.CanonicalMember(member)
+		if first, dup := seen[c]; dup {
+			p.errorf(it.Line, "%s: member %s is listed twice (first at line %d)", kind, member, first)
+			ok = false
+			continue
+		}
+		seen[c] = it.Line
+		b.members = append(b.members, member)
+	}
+	if c, found := m["condition"]; found {
+		cond, cok := p.condition(c, "the condition of "+kind)
+		if !cok {
+			return b, false
+		}
+		b.cond = cond
+	}
+	if !ok {
+		return b, false
+	}
+	b.role = role
+	for _, member := range b.members {
+		if _, err := policy.AddConditionalBinding(role, member, b.cond)(&iampb.Policy{}); err != nil {
+			p.errorf(line, "%s", strings.TrimPrefix(status.Convert(err).Message(), "iamretry/policy: "))
+			return b, false
+		}
+	}
+	return b, true
+}
+
+// condition checks a condition mapping: title and expression (CEL) given,
+// description optional.
+func (p *fileParser) condition(c *yaml.Node, what string) (*expr.Expr, bool) {
+	cm := p.fields(c, what, conditionKeys)
+	if cm == nil {
+		return nil, false
+	}
+	cwhat := "the condition"
+	cline := deref(c).Line
+	title, _, ok1 := p.str(cm, "title", cwhat, cline, true)
+	exprText, eline, ok2 := p.str(cm, "expression", cwhat, cline, true)
+	desc, _, ok3 := p.str(cm, "description", cwhat, cline, false)
+	if !ok1 || !ok2 || !ok3 {
+		return nil, false
+	}
+	if why := celSyntax(exprText); why != "" {
+		p.errorf(eline, "the condition's expression is not CEL: %s", why)
+		return nil, false
+	}
+	return &expr.Expr{Title: title, Expression: exprText, Description: desc}, true
 }
 
 func (p *fileParser) grant(n *yaml.Node, add bool, what string) (grant, bool) {
@@ -436,23 +582,11 @@ func (p *fileParser) grant(n *yaml.Node, add bool, what string) (grant, bool) {
 		}
 	}
 	if c, found := m["condition"]; found {
-		cm := p.fields(c, "the condition of "+kind+" of "+what, conditionKeys)
-		if cm == nil {
+		cond, cok := p.condition(c, "the condition of "+kind+" of "+what)
+		if !cok {
 			return g, false
 		}
-		cwhat := "the condition"
-		cline := deref(c).Line
-		title, _, ok1 := p.str(cm, "title", cwhat, cline, true)
-		exprText, eline, ok2 := p.str(cm, "expression", cwhat, cline, true)
-		desc, _, ok3 := p.str(cm, "description", cwhat, cline, false)
-		if !ok1 || !ok2 || !ok3 {
-			return g, false
-		}
-		if why := celSyntax(exprText); why != "" {
-			p.errorf(eline, "the condition's expression is not CEL: %s", why)
-			return g, false
-		}
-		g.cond = &expr.Expr{Title: title, Expression: exprText, Description: desc}
+		g.cond = cond
 	}
 	if !ok {
 		return g, false
