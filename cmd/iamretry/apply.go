@@ -23,7 +23,9 @@ import (
 
 	iamcodes "github.com/iamretry/iamretry/codes"
 	"github.com/iamretry/iamretry/interceptor"
+	"github.com/iamretry/iamretry/interceptor/deny"
 	"github.com/iamretry/iamretry/interceptor/policy"
+	"github.com/iamretry/iamretry/interceptor/role"
 )
 
 const applyLong = `
@@ -67,6 +69,34 @@ bindings may not also be under that resource's add or remove. Taking the
 last roles/owner from a project (by bindings or remove) is refused unless
 --allow-owner-removal: that resource fails, nothing is written to it, and
 --dry-run shows it refused.
+
+Custom roles and deny rules go in the same file, through the library's
+role and deny Updaters (one read-modify-write each, with the etag):
+
+  roles:
+    - role: projects/my-project/roles/deployer
+      title: Deployer                 # optional; so are description and stage (GA, BETA, ...)
+      create_if_absent: true          # CreateRole with these fields; default false
+      add_permissions: [run.services.update]
+      remove_permissions: [run.services.delete]
+      # or permissions: [...], the role's whole list (what export writes)
+  deny:
+    - policy: policies/cloudresourcemanager.googleapis.com%2Fprojects%2Fmy-project/denypolicies/no-key-creation
+      create_if_absent: true          # default false
+      add_rules:
+        - denied_principals: [principalSet://goog/public:all]
+          exception_principals: [principalSet://goog/group/admins@example.com]
+          denied_permissions: [iam.googleapis.com/serviceAccountKeys.create]
+          exception_permissions: []
+          denial_condition: {title: ..., expression: ...}   # optional
+          description: ...                                  # optional
+      remove_rules: []                # same shape as add_rules
+
+resources, roles and deny are the file's top-level keys. Permissions and
+principals are checked by the library's tables before any call; a deleted
+role is refused, naming gcloud iam roles undelete; a deny entry with no
+changes is skipped; deny reads and changes of one attachment point run one
+at a time (IAM v2 allows 5 writes and 5 reads a minute per project).
 
 A resource is any name "iamretry policy" takes (see "iamretry policy -h").
 An unknown key anywhere is an error. The whole file is checked before any
@@ -377,13 +407,13 @@ func runApply(ctx context.Context, cio *cmdIO, f *applyFlags) (err error) {
 		// NOT_FOUND and members not visible yet are always Propagation,
 		// retried: the observer ends each wait at its flag's bound (0: at
 		// the first failure), so the error names the flag.
-		interceptor.WithClassifier(classifyNotExist), interceptor.WithRetryNotFound()}
+		interceptor.WithClassifier(classifyNotExist)}
 	run.clock = interceptor.WallClock()
 	if f.timeScale != 1 {
 		run.clock = newScaledClock(f.timeScale)
 	}
 	opts = append(opts, interceptor.WithClock(run.clock))
-	r, err := interceptor.New(opts...)
+	r, err := interceptor.New(append(opts, interceptor.WithRetryNotFound())...)
 	if err != nil {
 		return err
 	}
@@ -393,6 +423,15 @@ func runApply(ctx context.Context, cio *cmdIO, f *applyFlags) (err error) {
 	}
 	defer func() {
 		if cerr := closeAll(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
+	sc, closeSidecar, err := run.connectSidecar(ctx, r, opts)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := closeSidecar(); cerr != nil && err == nil {
 			err = cerr
 		}
 	}()
@@ -424,7 +463,16 @@ func runApply(ctx context.Context, cio *cmdIO, f *applyFlags) (err error) {
 	run.out.begin(run)
 	if f.dryRun {
 		// Reads change nothing: a signal abandons them at once (no --grace).
-		run.each(ctx, func(ctx context.Context, st *resState) { run.plan(ctx, client, st) })
+		run.each(ctx, func(ctx context.Context, st *resState) {
+			switch st.res.kind {
+			case kindRole:
+				run.planRole(ctx, sc, st)
+			case kindDeny:
+				run.planDeny(ctx, sc, st)
+			default:
+				run.plan(ctx, client, st)
+			}
+		})
 	} else {
 		u, err := policy.NewUpdater(client, r) // one Retrier, one budget for the run
 		if err != nil {
@@ -432,7 +480,16 @@ func runApply(ctx context.Context, cio *cmdIO, f *applyFlags) (err error) {
 			<-watchDone
 			return err
 		}
-		run.each(work, func(ctx context.Context, st *resState) { run.converge(ctx, u, st) })
+		run.each(work, func(ctx context.Context, st *resState) {
+			switch st.res.kind {
+			case kindRole:
+				run.convergeRole(ctx, sc, st)
+			case kindDeny:
+				run.convergeDeny(ctx, sc, st)
+			default:
+				run.converge(ctx, u, st)
+			}
+		})
 	}
 	close(stopped)
 	<-watchDone
@@ -529,7 +586,7 @@ type resStateKey struct{}
 // --member-wait, and abandons a resource about to wait once the run stops.
 func (run *applyRun) observe(ctx context.Context, a interceptor.Attempt) {
 	st := run.byKey[a.Resource]
-	if a.Method != policy.UpdateMethod {
+	if a.Method != policy.UpdateMethod && a.Method != role.UpdateMethod && a.Method != deny.UpdateMethod {
 		st, _ = ctx.Value(resStateKey{}).(*resState)
 		if a.Retrying && st != nil {
 			st.mu.Lock()
@@ -898,7 +955,9 @@ func (c *routedClient) SetIamPolicy(ctx context.Context, req *iampb.SetIamPolicy
 func (run *applyRun) connect(ctx context.Context, r *interceptor.Retrier) (*routedClient, func() error, error) {
 	var rts []route
 	for _, st := range run.states {
-		rts = append(rts, st.res.route)
+		if st.res.kind == kindPolicy {
+			rts = append(rts, st.res.route)
+		}
 	}
 	clients, closeAll, err := connectRoutes(ctx, rts, run.f.conn(), r)
 	if err != nil {

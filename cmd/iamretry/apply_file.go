@@ -33,12 +33,16 @@ import (
 //	    remove:                               # grants to ensure absent
 //	      - {role: roles/editor, member: "user:bob@example.com"}
 //
-// Keys: the top level has resources; a resource has resource, add and
-// remove; a grant has role, member and condition; a condition has title,
-// expression and description. Any other key is an error, so a typo is never
-// ignored. Members not named are left alone.
+//	    bindings:                             # authoritative per role and condition
+//	      - {role: roles/run.admin, members: ["group:deployers@example.com"]}
+//
+// Keys: the top level has resources, roles and deny (apply_file_roles.go);
+// a resource has resource, add, remove and bindings; a grant has role,
+// member and condition; a binding role, members and condition; a condition
+// has title, expression and description. Any other key is an error, so a
+// typo is never ignored. Members not named are left alone.
 var (
-	fileKeys      = []string{"resources"}
+	fileKeys      = []string{"resources", "roles", "deny"}
 	resourceKeys  = []string{"resource", "add", "remove", "bindings"}
 	grantKeys     = []string{"role", "member", "condition"}
 	bindingKeys   = []string{"role", "members", "condition"}
@@ -61,6 +65,10 @@ type applyResource struct {
 	add   []grant
 	rm    []grant
 	bind  []binding // authoritative: role and condition hold exactly these members
+
+	kind int        // kindPolicy (the fields above), kindRole or kindDeny
+	role *applyRole // kindRole: name is the role, key the same
+	deny *applyDeny // kindDeny: name is the policy, key the same
 }
 
 // binding is one authoritative entry of a resource's bindings list.
@@ -304,15 +312,42 @@ func (p *fileParser) file(f *applyFile, doc *yaml.Node, transport string) {
 	if top == nil {
 		return
 	}
-	if _, ok := top["resources"]; !ok {
-		p.errorf(deref(root).Line, "the file has no resources list")
+	if top["resources"] == nil && top["roles"] == nil && top["deny"] == nil {
+		p.errorf(deref(root).Line, "the file has no resources list (nor roles, nor deny)")
 		return
 	}
-	items := p.list(top, "resources", "the file")
-	if len(items) == 0 && deref(top["resources"]).Kind == yaml.SequenceNode {
-		p.errorf(deref(top["resources"]).Line, "the resources list is empty")
+	for _, key := range []string{"resources", "roles", "deny"} {
+		if v := top[key]; v != nil && deref(v).Kind == yaml.SequenceNode && len(deref(v).Content) == 0 {
+			p.errorf(deref(v).Line, "the %s list is empty", key)
+		}
 	}
 	seen := map[string]int{} // key -> line
+	for _, list := range []struct {
+		key   string
+		parse func(*yaml.Node) (*applyResource, bool)
+	}{{"roles", p.role}, {"deny", p.denyPolicy}} {
+		for _, it := range p.list(top, list.key, "the file") {
+			if p.tooMany {
+				return
+			}
+			if it.Kind == yaml.AliasNode && !p.expand(deref(it).Line) {
+				return
+			}
+			r, valid := list.parse(it)
+			if r == nil {
+				continue
+			}
+			if first, dup := seen[r.key]; dup {
+				p.errorf(r.line, "%q is listed twice (first at line %d); list each once", r.name, first)
+				continue
+			}
+			seen[r.key] = r.line
+			if valid {
+				f.resources = append(f.resources, r)
+			}
+		}
+	}
+	items := p.list(top, "resources", "the file")
 	for _, it := range items {
 		if p.tooMany {
 			return

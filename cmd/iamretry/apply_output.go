@@ -204,9 +204,9 @@ func (o *applyOutput) retry(resource string, a interceptor.Attempt) {
 // the field violations the server sent beside it.
 func failure(err error) (code, msg string) {
 	code, msg = serverFailure(err)
-	var wl *waitLimitError
-	if errors.As(err, &wl) {
-		msg += " " + wl.hint()
+	var h interface{ hint() string }
+	if errors.As(err, &h) {
+		msg += " " + h.hint()
 	}
 	return code, msg
 }

@@ -293,7 +293,7 @@ func TestApplyBadFileExit2(t *testing.T) {
 		path + `:14: member of a grant to add of resource "bogus/x/y" must be a string`,
 		path + `:15: resource "//storage.googleapis.com/b/x": this command does not reach storage.googleapis.com`,
 		path + `:19: resource "projects/test-other": the grant of roles/viewer to user:A@example.com is listed twice (first at line 18)`,
-		path + `:20: resource "projects/test-empty" has neither add nor remove`,
+		path + `:20: resource "projects/test-empty" has none of add, remove and bindings`,
 		"iamretry apply: 12 errors in " + path + "; nothing was sent",
 	} {
 		if !strings.Contains(r.stderr, want) {
