@@ -8,6 +8,7 @@
 //	iamretry fake-server   the fake IAM server on a TCP port, with faults
 //	iamretry policy        get, add-binding, remove-binding with retries
 //	iamretry apply         converge many resources' bindings from a file (CI/CD)
+//	iamretry export        write such a file from the live policies (to adopt apply)
 //
 // Run "iamretry help" for the commands and "iamretry CMD -h" for the flags of
 // one. Exit codes: 0 success, 1 failure, 2 usage error.
@@ -64,7 +65,7 @@ type cmdIO struct {
 
 // commands in the order "iamretry help" lists them.
 func commands() []*command {
-	return []*command{demoCommand(), simulateCommand(), fakeServerCommand(), policyCommand(), applyCommand()}
+	return []*command{demoCommand(), simulateCommand(), fakeServerCommand(), policyCommand(), applyCommand(), exportCommand()}
 }
 
 func findCommand(name string) *command {
