@@ -78,6 +78,8 @@ type applyResourceEvent struct {
 	TookMS  int64        `json:"took_ms"`
 	Code    string       `json:"code,omitempty"`  // the server's code of a failure
 	Error   string       `json:"error,omitempty"` // the server's error
+
+	grants bool // an allow policy's: Added and Removed count its grants
 }
 
 func (applyResourceEvent) kind() string { return "resource" }
@@ -254,6 +256,7 @@ func (o *applyOutput) finished(_ *applyRun, st *resState) {
 	st.mu.Lock()
 	ev := applyResourceEvent{Resource: st.res.name, Line: st.res.line, Outcome: st.outcome, Attempts: st.attempts,
 		Writes: st.writes, Plan: st.plan, Changes: st.changes, TookMS: st.took.Milliseconds()}
+	ev.grants = st.res.kind == kindPolicy
 	if st.outcome == outChanged {
 		ev.Added, ev.Removed = st.wroteAdded, st.wroteRemoved
 	}
@@ -301,6 +304,10 @@ func (o *applyOutput) print(ev applyResourceEvent, took time.Duration) {
 	stats := fmt.Sprintf("%s, %s, %s", plural(ev.Attempts, "attempt"), plural(ev.Writes, "write"), fmtDur(took))
 	switch ev.Outcome {
 	case outChanged:
+		if !ev.grants { // a role or deny policy
+			o.line(o.stdout, "%s: changed (%s)", ev.Resource, stats)
+			break
+		}
 		o.line(o.stdout, "%s: changed (+%d -%d; %s)", ev.Resource, ev.Added, ev.Removed, stats)
 	case outUnchanged:
 		if ev.Writes == 0 {

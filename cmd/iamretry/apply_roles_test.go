@@ -117,7 +117,8 @@ deny:
         exception_principals: [principalSet://goog/group/admins@example.com]
         denied_permissions: [iam.googleapis.com/serviceAccountKeys.create]
 `)
-			if r := applyProc(t, "", append([]string{"apply", "-f", undo}, ep...)...); r.code != exitOK {
+			if r := applyProc(t, "", append([]string{"apply", "-f", undo}, ep...)...); r.code != exitOK ||
+				!strings.Contains(r.stdout, "projects/test-roles/roles/deployer: changed (1 attempt, 1 write, ") {
 				t.Fatalf("undo: exit %d:\n%s%s", r.code, r.stdout, r.stderr)
 			}
 			ro, _ = admin.GetRole(context.Background(), &adminpb.GetRoleRequest{Name: "projects/test-roles/roles/deployer"})

@@ -11,7 +11,8 @@
 //	iamretry export        write such a file from the live policies (to adopt apply)
 //
 // Run "iamretry help" for the commands and "iamretry CMD -h" for the flags of
-// one. Exit codes: 0 success, 1 failure, 2 usage error.
+// one. Exit codes: 0 success, 1 failure, 2 usage error (and 3, changes
+// pending, from apply --dry-run --detailed-exitcode).
 package main
 
 import (
@@ -194,7 +195,8 @@ Commands:
 	tw.Flush() // into a strings.Builder: cannot fail
 	b.WriteString(`
 Run "iamretry COMMAND -h" for a command's flags.
-Exit codes: 0 success, 1 failure, 2 usage error.
+Exit codes: 0 success, 1 failure, 2 usage error; 3 changes pending (apply
+--dry-run --detailed-exitcode).
 `)
 	io.WriteString(w, b.String())
 }
