@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,13 +16,16 @@ import (
 
 	"cloud.google.com/go/iam/apiv1/iampb"
 	gax "github.com/googleapis/gax-go/v2"
+	expr "google.golang.org/genproto/googleapis/type/expr"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
 	iamcodes "github.com/iamretry/iamretry/codes"
 	"github.com/iamretry/iamretry/interceptor"
+	"github.com/iamretry/iamretry/interceptor/deny"
 	"github.com/iamretry/iamretry/interceptor/policy"
+	"github.com/iamretry/iamretry/interceptor/role"
 )
 
 const applyLong = `
@@ -32,7 +36,10 @@ concurrent change, 409 ABORTED, or a transient failure, with truncated
 exponential backoff and jitter), within --deadline (300 s by default, the
 guidance's value for a pipeline). Grants are additive: members the file does
 not name are left alone. A grant to a member IAM cannot see yet (a service
-account created moments ago) is rerun within the deadline too.
+account created moments ago) is rerun for up to --member-wait (120 s), and
+a resource that answers NOT_FOUND (or 403 "... (or it may not exist)") is
+waited for up to --resource-wait (60 s): a typo in a name costs a minute at
+most. 0 fails either at once.
 
 The file (YAML, or JSON with the same keys) lists resources, each with
 grants to ensure present (add) and absent (remove):
@@ -46,14 +53,59 @@ grants to ensure present (add) and absent (remove):
           condition: {title: until-2027, expression: 'request.time < timestamp("2027-01-01T00:00:00Z")'}
       remove:
         - {role: roles/editor, member: "user:bob@example.com"}
+      bindings:                       # authoritative, per role and condition
+        - role: roles/run.admin
+          members: ["group:deployers@example.com"]
+        - {role: roles/owner, members: ["user:root@example.com"]}
     - resource: //pubsub.googleapis.com/projects/my-project/topics/orders
       add:
         - {role: roles/pubsub.publisher, member: "serviceAccount:ci@my-project.iam.gserviceaccount.com"}
 
+A bindings entry {role, members, condition} owns that role with that
+condition (the binding's identity): after apply it holds exactly those
+members (deleted: members already there are left in place); members: []
+removes it; other roles are untouched. A role and condition owned by
+bindings may not also be under that resource's add or remove. Taking the
+last roles/owner from a project (by bindings or remove) is refused unless
+--allow-owner-removal: that resource fails, nothing is written to it, and
+--dry-run shows it refused.
+
+Custom roles and deny rules go in the same file, through the library's
+role and deny Updaters (one read-modify-write each, with the etag):
+
+  roles:
+    - role: projects/my-project/roles/deployer
+      title: Deployer                 # optional; so are description and stage (GA, BETA, ...)
+      create_if_absent: true          # CreateRole with these fields; default false
+      add_permissions: [run.services.update]
+      remove_permissions: [run.services.delete]
+      # or permissions: [...], the role's whole list (what export writes)
+  deny:
+    - policy: policies/cloudresourcemanager.googleapis.com%2Fprojects%2Fmy-project/denypolicies/no-key-creation
+      create_if_absent: true          # default false
+      add_rules:
+        - denied_principals: [principalSet://goog/public:all]
+          exception_principals: [principalSet://goog/group/admins@example.com]
+          denied_permissions: [iam.googleapis.com/serviceAccountKeys.create]
+          exception_permissions: []
+          denial_condition: {title: ..., expression: ...}   # optional
+          description: ...                                  # optional
+      remove_rules: []                # same shape as add_rules
+
+resources, roles and deny are the file's top-level keys. Permissions and
+principals are checked by the library's tables before any call; a deleted
+role is refused, naming gcloud iam roles undelete; a deny entry with no
+changes is skipped; deny reads and changes of one attachment point run one
+at a time (IAM v2 allows 5 writes and 5 reads a minute per project).
+
 A resource is any name "iamretry policy" takes (see "iamretry policy -h").
 An unknown key anywhere is an error. The whole file is checked before any
-call: every mistake is reported at once as FILE:LINE, nothing is sent, and
-the exit code is 2.
+call: keys, roles, members (every form IAM documents), a condition's
+expression (CEL syntax), project IDs (6 to 30 lowercase letters, digits and
+hyphens, or domain-scoped as example.com:my-project, or a project number),
+no deleted: member under add, and resource names (one letter off a known
+form: "did you mean projects/my-project?"). Every mistake is reported at
+once as FILE:LINE, nothing is sent, and the exit code is 2.
 
 --dry-run reads every policy and prints what would change ("nothing to do"
 when nothing would); nothing is written. Without it, every resource is
@@ -71,6 +123,15 @@ nothing sent; 130 after SIGINT, 143 after SIGTERM: no new resource is
 started, read-modify-writes under way may finish (each write carries the
 etag it read, so none is blind) for --grace and are abandoned after it, what
 was done is reported, and a rerun completes the rest.
+
+--dry-run --detailed-exitcode, a plan for a CI gate: 0 nothing would
+change, 3 something would, 1 a failure, 2 bad input; the first that applies
+of 2, 1, 3, 0 (and 130 or 143 after a signal). Terraform's plan
+-detailed-exitcode says "changes pending" with 2; here 2 already means bad
+input (as for every iamretry command), so a gate cannot mistake a typo for a
+pending change: pending changes are 3. The plan prints as a diff per
+resource ("+ ROLE  MEMBER" granted, "- ROLE  MEMBER" revoked); with --json
+each resource's event carries it as "changes", one object a grant.
 
 Credentials: Application Default Credentials (gcloud auth
 application-default login), or --endpoint HOST:PORT --insecure for a local
@@ -91,14 +152,20 @@ const hiddenUsage = "(hidden) "
 type applyFlags struct {
 	file          string
 	dryRun, json  bool
+	detailedExit  bool // --detailed-exitcode: exit 3 when a dry run finds changes
 	parallel      int
 	deadline      time.Duration
 	grace         time.Duration
 	retryNotFound bool
-	transport     string
-	endpoint      string
-	insecure      bool
-	restBase      string // --transport rest with --endpoint: the base URL
+	// resourceWait bounds how long a resource's own NOT_FOUND (or IAM's
+	// 403 "... (or it may not exist)") is waited out; memberWait how long a
+	// grant refused for a member not visible yet is rerun. 0: at once.
+	resourceWait, memberWait time.Duration
+	allowOwnerRemoval        bool
+	transport                string
+	endpoint                 string
+	insecure                 bool
+	restBase                 string // --transport rest with --endpoint: the base URL
 	// timeScale runs the retry schedule (backoff, conflict schedule,
 	// deadline) that many times faster than the wall clock: for the
 	// tests, which run the real binary and must not wait real seconds.
@@ -119,10 +186,14 @@ func applyCommand() *command {
 			fs.Var(file, "f", "the `FILE` of resources and grants, YAML or JSON; - reads stdin (required)")
 			fs.Var(file, "file", "the same as -f `FILE`")
 			fs.BoolVar(&f.dryRun, "dry-run", false, "read every policy and print what would change; write nothing")
+			fs.BoolVar(&f.detailedExit, "detailed-exitcode", false, "with --dry-run: exit 3 when something would change, 0 when nothing would (1 a failure, 2 bad input; see above why not Terraform's 2)")
 			fs.BoolVar(&f.json, "json", false, "print one JSON object a line (an event per resource, then a summary) instead of text")
 			fs.IntVar(&f.parallel, "parallel", 8, applyParallelUsage)
 			fs.DurationVar(&f.deadline, "deadline", 300*time.Second, "how long each resource keeps retrying, from its first failure (the guidance's value for CI/CD; 0: until the command is stopped)")
-			fs.BoolVar(&f.retryNotFound, "retry-not-found", true, "rerun within the deadline a grant to a member not visible yet, and reads that answer NOT_FOUND (IAM is eventually consistent); --retry-not-found=false fails them at once")
+			fs.DurationVar(&f.resourceWait, "resource-wait", 60*time.Second, "how long a resource's own NOT_FOUND (or IAM's 403 \"... (or it may not exist)\") is waited out, for a resource created moments ago; then it fails with the server's error (0: at once). A typo in a name costs this much at most")
+			fs.DurationVar(&f.memberWait, "member-wait", 120*time.Second, "how long a grant refused because its member is not visible yet (a service account created moments ago: \"Service account ... does not exist.\") is rerun; then it fails with the server's error (0: at once)")
+			fs.BoolVar(&f.allowOwnerRemoval, "allow-owner-removal", false, "let bindings or remove take the last roles/owner from a project (refused by default: that resource fails and nothing is written to it)")
+			fs.BoolVar(&f.retryNotFound, "retry-not-found", true, "--retry-not-found=false is --resource-wait 0 --member-wait 0")
 			fs.DurationVar(&f.grace, "grace", 10*time.Second, "after SIGINT or SIGTERM, how long read-modify-writes under way may take to finish before they are abandoned")
 			fs.StringVar(&f.transport, "transport", transportGRPC, "grpc, or rest (HTTP/JSON through cloudresourcemanager/v3 and iam/v1, for "+restKinds+")")
 			fs.StringVar(&f.endpoint, "endpoint", "", "HOST:PORT of the API to call instead of Google's (e.g. an iamretry fake-server); with --transport rest a base URL such as http://127.0.0.1:8086/")
@@ -167,6 +238,9 @@ func (f *applyFlags) validate() error {
 	if f.file == "" {
 		return usagef("-f FILE is required: the YAML or JSON file of resources and grants (- reads stdin)")
 	}
+	if f.detailedExit && !f.dryRun {
+		return usagef("--detailed-exitcode reports a plan and needs --dry-run; give --dry-run --detailed-exitcode (without --dry-run apply writes, and exits 0 or 1)")
+	}
 	if f.parallel < 1 {
 		return usagef("--parallel %d: must be at least 1", f.parallel)
 	}
@@ -176,31 +250,23 @@ func (f *applyFlags) validate() error {
 	if err := checkNonNegative("grace", f.grace); err != nil {
 		return err
 	}
+	if err := checkNonNegative("resource-wait", f.resourceWait); err != nil {
+		return err
+	}
+	if err := checkNonNegative("member-wait", f.memberWait); err != nil {
+		return err
+	}
+	if !f.retryNotFound {
+		f.resourceWait, f.memberWait = 0, 0
+	}
 	if !(f.timeScale >= 1 && f.timeScale <= maxTimeScale) { // also NaN, +Inf
 		return usagef("--time-scale %v: must be from 1 to %g", f.timeScale, float64(maxTimeScale))
 	}
-	if f.insecure && f.endpoint == "" {
-		return usagef("--insecure turns off TLS and credentials for --endpoint; give --endpoint HOST:PORT too (or drop --insecure to use Google's API)")
+	c := f.conn()
+	if err := c.check(); err != nil {
+		return err
 	}
-	switch f.transport {
-	case transportGRPC:
-		if f.endpoint != "" {
-			if strings.Contains(f.endpoint, "://") {
-				return usagef("--endpoint %q: the gRPC transport takes HOST:PORT, such as 127.0.0.1:8085 (a URL is for --transport rest)", f.endpoint)
-			}
-			return checkHostPort(f.endpoint, "127.0.0.1:8085")
-		}
-	case transportREST:
-		if f.endpoint != "" {
-			base, err := restEndpoint(f.endpoint, f.insecure)
-			if err != nil {
-				return err
-			}
-			f.restBase = base
-		}
-	default:
-		return usagef("--transport %q: want grpc or rest", f.transport)
-	}
+	f.restBase = c.restBase
 	return nil
 }
 
@@ -263,9 +329,14 @@ type resState struct {
 	lastChanged              bool
 	lastAdded, lastRemoved   int
 	wroteAdded, wroteRemoved int
-	outcome                  string // see the outcome constants
-	err                      error
-	plan                     []string // --dry-run: "+ ROLE  MEMBER", "- ..."
+	// waitingSince: when the resource's own NOT_FOUND (notExistResource)
+	// and a member's invisibility (notExistMember) were first met, on the
+	// run's clock; zero until then.
+	waitingSince [2]time.Time
+	outcome      string // see the outcome constants
+	err          error
+	plan         []string     // --dry-run: "+ ROLE  MEMBER", "- ..."
+	changes      []planChange // --dry-run: the plan, one object a grant
 }
 
 // Outcomes of a resource.
@@ -295,6 +366,7 @@ type applyRun struct {
 	stopping atomic.Bool
 	stopCh   chan struct{} // closed by stop
 	out      *applyOutput
+	clock    interceptor.Clock // the Retrier's: --resource-wait and --member-wait are measured on it
 }
 
 func runApply(ctx context.Context, cio *cmdIO, f *applyFlags) (err error) {
@@ -331,14 +403,17 @@ func runApply(ctx context.Context, cio *cmdIO, f *applyFlags) (err error) {
 
 	// One Retrier for the run: its options live here, in one place, for the
 	// connections' interceptor (or RoundTripper) and for the Updater.
-	opts := []interceptor.Option{interceptor.WithDeadline(f.deadline), interceptor.WithObserver(run.observe)}
-	if f.retryNotFound {
-		opts = append(opts, interceptor.WithRetryNotFound())
-	}
+	opts := []interceptor.Option{interceptor.WithDeadline(f.deadline), interceptor.WithObserver(run.observe),
+		// NOT_FOUND and members not visible yet are always Propagation,
+		// retried: the observer ends each wait at its flag's bound (0: at
+		// the first failure), so the error names the flag.
+		interceptor.WithClassifier(classifyNotExist)}
+	run.clock = interceptor.WallClock()
 	if f.timeScale != 1 {
-		opts = append(opts, interceptor.WithClock(newScaledClock(f.timeScale)))
+		run.clock = newScaledClock(f.timeScale)
 	}
-	r, err := interceptor.New(opts...)
+	opts = append(opts, interceptor.WithClock(run.clock))
+	r, err := interceptor.New(append(opts, interceptor.WithRetryNotFound())...)
 	if err != nil {
 		return err
 	}
@@ -348,6 +423,15 @@ func runApply(ctx context.Context, cio *cmdIO, f *applyFlags) (err error) {
 	}
 	defer func() {
 		if cerr := closeAll(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
+	sc, closeSidecar, err := run.connectSidecar(ctx, r, opts)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := closeSidecar(); cerr != nil && err == nil {
 			err = cerr
 		}
 	}()
@@ -379,7 +463,16 @@ func runApply(ctx context.Context, cio *cmdIO, f *applyFlags) (err error) {
 	run.out.begin(run)
 	if f.dryRun {
 		// Reads change nothing: a signal abandons them at once (no --grace).
-		run.each(ctx, func(ctx context.Context, st *resState) { run.plan(ctx, client, st) })
+		run.each(ctx, func(ctx context.Context, st *resState) {
+			switch st.res.kind {
+			case kindRole:
+				run.planRole(ctx, sc, st)
+			case kindDeny:
+				run.planDeny(ctx, sc, st)
+			default:
+				run.plan(ctx, client, st)
+			}
+		})
 	} else {
 		u, err := policy.NewUpdater(client, r) // one Retrier, one budget for the run
 		if err != nil {
@@ -387,7 +480,16 @@ func runApply(ctx context.Context, cio *cmdIO, f *applyFlags) (err error) {
 			<-watchDone
 			return err
 		}
-		run.each(work, func(ctx context.Context, st *resState) { run.converge(ctx, u, st) })
+		run.each(work, func(ctx context.Context, st *resState) {
+			switch st.res.kind {
+			case kindRole:
+				run.convergeRole(ctx, sc, st)
+			case kindDeny:
+				run.convergeDeny(ctx, sc, st)
+			default:
+				run.converge(ctx, u, st)
+			}
+		})
 	}
 	close(stopped)
 	<-watchDone
@@ -403,6 +505,13 @@ func runApply(ctx context.Context, cio *cmdIO, f *applyFlags) (err error) {
 	}
 	if err := run.out.err(); err != nil {
 		return err
+	}
+	if f.detailedExit {
+		for _, st := range run.states {
+			if st.outcome == outWouldChange {
+				return exitCodeError(exitChangesPending)
+			}
+		}
 	}
 	return nil
 }
@@ -425,7 +534,7 @@ func (run *applyRun) each(ctx context.Context, fn func(context.Context, *resStat
 	for range min(run.f.parallel, len(run.states)) {
 		wg.Go(func() {
 			for st := range jobs {
-				rctx, cancel := context.WithCancelCause(ctx)
+				rctx, cancel := context.WithCancelCause(context.WithValue(ctx, resStateKey{}, st))
 				st.mu.Lock()
 				st.cancel, st.running, st.started = cancel, true, time.Now()
 				st.mu.Unlock()
@@ -468,16 +577,27 @@ func (run *applyRun) stop() {
 	}
 }
 
+// resStateKey is the context key of the resource a call works for: the
+// observer finds the resource of a read (--dry-run) by it.
+type resStateKey struct{}
+
 // observe is the Retrier's observer: it counts a resource's attempts, tells
-// its retries, and abandons a resource about to wait once the run stops.
-func (run *applyRun) observe(_ context.Context, a interceptor.Attempt) {
-	if a.Method != policy.UpdateMethod {
+// its retries, ends a wait for a resource or member past --resource-wait or
+// --member-wait, and abandons a resource about to wait once the run stops.
+func (run *applyRun) observe(ctx context.Context, a interceptor.Attempt) {
+	st := run.byKey[a.Resource]
+	if a.Method != policy.UpdateMethod && a.Method != role.UpdateMethod && a.Method != deny.UpdateMethod {
+		st, _ = ctx.Value(resStateKey{}).(*resState)
+		if a.Retrying && st != nil {
+			st.mu.Lock()
+			run.boundWait(st, a)
+			st.mu.Unlock()
+		}
 		if a.Reason != interceptor.Succeeded {
 			run.out.retry("", a)
 		}
 		return
 	}
-	st := run.byKey[a.Resource]
 	if st == nil {
 		return
 	}
@@ -488,6 +608,7 @@ func (run *applyRun) observe(_ context.Context, a interceptor.Attempt) {
 			st.cancel(errStopped)
 		} else {
 			st.waiting = true
+			run.boundWait(st, a)
 		}
 	}
 	st.mu.Unlock()
@@ -496,28 +617,73 @@ func (run *applyRun) observe(_ context.Context, a interceptor.Attempt) {
 	}
 }
 
+// The two waits for something IAM does not show yet, each bounded by a
+// flag of its own.
+const (
+	notExistResource = iota // the resource's own NOT_FOUND, or 403 "(or it may not exist)": --resource-wait
+	notExistMember          // a grant refused for a member not visible yet: --member-wait
+)
+
+// boundWait ends the resource's work (its context's cause a
+// *waitLimitError) when the retry about to wait is for something that does
+// not exist yet and its wait would end past --resource-wait or
+// --member-wait, counted from the first such failure. st.mu is held.
+func (run *applyRun) boundWait(st *resState, a interceptor.Attempt) {
+	if a.Class != iamcodes.Propagation || st.cancel == nil {
+		return
+	}
+	kind, limit, flagName := notExistResource, run.f.resourceWait, "resource-wait"
+	if serverCode(a.Err) == codes.InvalidArgument { // "Service account ... does not exist."
+		kind, limit, flagName = notExistMember, run.f.memberWait, "member-wait"
+	}
+	now := run.clock.Now()
+	if st.waitingSince[kind].IsZero() {
+		st.waitingSince[kind] = now
+	}
+	if now.Sub(st.waitingSince[kind])+a.Wait > limit {
+		st.cancel(&waitLimitError{err: a.Err, flag: flagName, limit: limit, member: kind == notExistMember})
+	}
+}
+
+// waitLimitError ends a resource whose wait for itself, or for a member,
+// to become visible ran past its flag: it is the server's last error, with
+// a hint.
+type waitLimitError struct {
+	err    error // the server's last answer
+	flag   string
+	limit  time.Duration
+	member bool
+}
+
+func (e *waitLimitError) Error() string { return e.err.Error() + " " + e.hint() }
+func (e *waitLimitError) Unwrap() error { return e.err }
+
+// hint says what was waited for and which flag bounds it.
+func (e *waitLimitError) hint() string {
+	if e.member {
+		return fmt.Sprintf("(the member stayed invisible to IAM past --member-wait %s; check that it exists, or raise --member-wait for one created moments ago)", fmtDur(e.limit))
+	}
+	return fmt.Sprintf("(the resource did not show up within --resource-wait %s; check its name, that it exists and that the caller may see it, or raise --resource-wait for one created moments ago)", fmtDur(e.limit))
+}
+
+// classifyNotExist is the run's classifier: IAM's 403 "... (or it may not
+// exist)" on a resource is, like its 404, Propagation (waited out within
+// --resource-wait: a project created moments ago answers it); everything
+// else is classified as the library does.
+func classifyNotExist(_ string, err error) iamcodes.Class {
+	if iamcodes.CodeOf(err) == codes.PermissionDenied && strings.Contains(err.Error(), "(or it may not exist)") {
+		return iamcodes.Propagation
+	}
+	return iamcodes.OfError(err)
+}
+
 // converge runs the resource's one read-modify-write and records what it did.
 func (run *applyRun) converge(ctx context.Context, u *policy.Updater, st *resState) {
 	res := st.res
 	mut := func(p *iampb.Policy) (bool, error) {
-		added, removed := 0, 0
-		for _, g := range res.rm {
-			c, err := g.mutation(false)(p)
-			if err != nil {
-				return false, err
-			}
-			if c {
-				removed++
-			}
-		}
-		for _, g := range res.add {
-			c, err := g.mutation(true)(p)
-			if err != nil {
-				return false, err
-			}
-			if c {
-				added++
-			}
+		added, removed, err := res.mutate(p, run.f.allowOwnerRemoval)
+		if err != nil {
+			return false, err
 		}
 		st.mu.Lock()
 		st.lastChanged, st.lastAdded, st.lastRemoved = added+removed > 0, added, removed
@@ -528,16 +694,98 @@ func (run *applyRun) converge(ctx context.Context, u *policy.Updater, st *resSta
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.attempts = max(st.attempts, 1)
+	var wl *waitLimitError
 	switch {
 	case err == nil && (st.lastChanged || st.ambiguous):
 		st.outcome = outChanged
 	case err == nil:
 		st.outcome = outUnchanged
+	case errors.As(context.Cause(ctx), &wl):
+		st.outcome, st.err = outFailed, wl
 	case errors.Is(context.Cause(ctx), errStopped) || run.stopping.Load() && ctx.Err() != nil:
 		st.outcome, st.err = outInterrupted, err
 	default:
 		st.outcome, st.err = outFailed, err
 	}
+}
+
+// mutate converges p to what the file says of the resource, by the
+// library's mutations: removes, adds, then each bindings entry (its
+// members added; every other member of that role and condition removed,
+// but deleted: ones). It counts the grants added and removed. It refuses
+// to take the last roles/owner from a project unless allowOwnerRemoval.
+func (res *applyResource) mutate(p *iampb.Policy, allowOwnerRemoval bool) (added, removed int, err error) {
+	owners := countOwners(p)
+	run := func(m policy.Mutation, n *int) error {
+		c, err := m(p)
+		if c {
+			*n++
+		}
+		return err
+	}
+	for _, g := range res.rm {
+		if err := run(g.mutation(false), &removed); err != nil {
+			return 0, 0, err
+		}
+	}
+	for _, g := range res.add {
+		if err := run(g.mutation(true), &added); err != nil {
+			return 0, 0, err
+		}
+	}
+	for _, b := range res.bind {
+		want := map[string]bool{}
+		for _, m := range b.members {
+			want[policy.CanonicalMember(m)] = true
+			if err := run(policy.AddConditionalBinding(b.role, m, b.cond), &added); err != nil {
+				return 0, 0, err
+			}
+		}
+		// Every member of the role under any condition is a candidate: the
+		// library's mutation removes it only from the binding of this
+		// condition (a binding's identity is its role and condition).
+		var drop []string
+		for _, pb := range p.GetBindings() {
+			if pb.GetRole() != b.role {
+				continue
+			}
+			for _, m := range pb.GetMembers() {
+				if !want[policy.CanonicalMember(m)] && !strings.HasPrefix(m, "deleted:") {
+					drop = append(drop, m)
+				}
+			}
+		}
+		for _, m := range drop {
+			if err := run(policy.RemoveConditionalBinding(b.role, m, b.cond), &removed); err != nil {
+				return 0, 0, err
+			}
+		}
+	}
+	if owners > 0 && countOwners(p) == 0 && res.route.grpcService == projectsService && !allowOwnerRemoval {
+		return 0, 0, status.Errorf(codes.FailedPrecondition,
+			"refused: this would remove the last roles/owner of %s, and a project without an owner can be managed by no one but its organization's admins; nothing was written to it (give --allow-owner-removal if that is meant)", res.name)
+	}
+	return added, removed, nil
+}
+
+// projectsService is the route of projects.
+const projectsService = "google.cloud.resourcemanager.v3.Projects"
+
+// countOwners counts the members of p's roles/owner bindings that are not
+// deleted principals.
+func countOwners(p *iampb.Policy) int {
+	n := 0
+	for _, b := range p.GetBindings() {
+		if b.GetRole() != "roles/owner" {
+			continue
+		}
+		for _, m := range b.GetMembers() {
+			if !strings.HasPrefix(m, "deleted:") {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // plan reads the resource's policy and works out what converging it would
@@ -550,42 +798,95 @@ func (run *applyRun) plan(ctx context.Context, c policy.Client, st *resState) {
 	st.attempts = max(st.attempts, 1)
 	if err != nil {
 		st.outcome, st.err = outFailed, err
-		if ctx.Err() != nil { // a signal (the read runs on the signal's context)
+		var wl *waitLimitError
+		if errors.As(context.Cause(ctx), &wl) {
+			st.err = wl
+		} else if ctx.Err() != nil { // a signal (the read runs on the signal's context)
 			st.outcome = outInterrupted
 		}
 		return
 	}
 	after := proto.Clone(before).(*iampb.Policy)
-	for _, g := range st.res.rm {
-		if _, err := g.mutation(false)(after); err != nil {
-			st.outcome, st.err = outFailed, err
-			return
-		}
+	if _, _, err := st.res.mutate(after, run.f.allowOwnerRemoval); err != nil {
+		st.outcome, st.err = outFailed, err
+		return
 	}
-	for _, g := range st.res.add {
-		if _, err := g.mutation(true)(after); err != nil {
-			st.outcome, st.err = outFailed, err
-			return
-		}
+	st.changes = grantChanges(before, after)
+	st.plan = make([]string, len(st.changes))
+	for i, c := range st.changes {
+		st.plan[i] = c.String()
 	}
-	st.plan = grantDiff(before, after)
 	st.outcome = outNothingToDo
 	if len(st.plan) > 0 {
 		st.outcome = outWouldChange
 	}
 }
 
-// grantDiff lists the grants that differ between two policies, as
-// writeDiff prints them: "- ROLE  MEMBER" revoked, "+ ROLE  MEMBER" granted.
-func grantDiff(before, after *iampb.Policy) []string {
-	var b strings.Builder
-	writeDiff(&b, before, after)
-	var out []string
-	for l := range strings.SplitSeq(strings.TrimRight(b.String(), "\n"), "\n") {
-		if l = strings.TrimSpace(l); l != "" {
-			out = append(out, l)
+// planChange is one grant a dry run would add or remove: the plan's
+// diff line as an object for --json.
+type planChange struct {
+	Op        string         `json:"op"` // "add" or "remove"
+	Role      string         `json:"role"`
+	Member    string         `json:"member"`
+	Condition *conditionJSON `json:"condition,omitempty"`
+	cond      *expr.Expr
+}
+
+// conditionJSON is a condition as --json and export write it.
+type conditionJSON struct {
+	Title       string `json:"title"`
+	Expression  string `json:"expression"`
+	Description string `json:"description,omitempty"`
+}
+
+// String is the change as the text plan prints it: "+ ROLE  MEMBER".
+func (c planChange) String() string {
+	op := "+ "
+	if c.Op == "remove" {
+		op = "- "
+	}
+	return op + c.Role + conditionSuffix(c.cond) + "  " + c.Member
+}
+
+// grantChanges lists the grants that differ between two policies, sorted
+// by role, condition and member: "remove" revoked, "add" granted.
+func grantChanges(before, after *iampb.Policy) []planChange {
+	type g struct {
+		role, member string
+		cond         *expr.Expr
+	}
+	grants := func(p *iampb.Policy) map[string]g {
+		out := map[string]g{}
+		for _, b := range p.GetBindings() {
+			for _, m := range b.GetMembers() {
+				out[b.GetRole()+conditionSuffix(b.GetCondition())+"  "+m] = g{b.GetRole(), m, b.GetCondition()}
+			}
+		}
+		return out
+	}
+	was, is := grants(before), grants(after)
+	var out []planChange
+	add := func(op string, x g) {
+		c := planChange{Op: op, Role: x.role, Member: x.member, cond: x.cond}
+		if x.cond != nil {
+			c.Condition = &conditionJSON{Title: x.cond.GetTitle(), Expression: x.cond.GetExpression(), Description: x.cond.GetDescription()}
+		}
+		out = append(out, c)
+	}
+	for k, x := range was {
+		if _, ok := is[k]; !ok {
+			add("remove", x)
 		}
 	}
+	for k, x := range is {
+		if _, ok := was[k]; !ok {
+			add("add", x)
+		}
+	}
+	slices.SortFunc(out, func(a, b planChange) int {
+		sa, sb := a.String(), b.String()
+		return strings.Compare(sa[2:]+sa[:1], sb[2:]+sb[:1])
+	})
 	return out
 }
 
@@ -652,7 +953,63 @@ func (c *routedClient) SetIamPolicy(ctx context.Context, req *iampb.SetIamPolicy
 // connect dials each service the file's resources need, once, with r's
 // interceptor (gRPC) or RoundTripper (REST), and returns the run's client.
 func (run *applyRun) connect(ctx context.Context, r *interceptor.Retrier) (*routedClient, func() error, error) {
-	c := &routedClient{run: run, clients: map[string]policy.Client{}}
+	var rts []route
+	for _, st := range run.states {
+		if st.res.kind == kindPolicy {
+			rts = append(rts, st.res.route)
+		}
+	}
+	clients, closeAll, err := connectRoutes(ctx, rts, run.f.conn(), r)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &routedClient{run: run, clients: clients}, closeAll, nil
+}
+
+// conn is where apply connects.
+func (f *applyFlags) conn() connFlags {
+	return connFlags{transport: f.transport, endpoint: f.endpoint, insecure: f.insecure, restBase: f.restBase}
+}
+
+// connFlags are the flags that say where apply and export connect.
+type connFlags struct {
+	transport, endpoint string
+	insecure            bool
+	restBase            string // --transport rest with --endpoint: the base URL
+}
+
+// check validates the flags and sets restBase.
+func (c *connFlags) check() error {
+	if c.insecure && c.endpoint == "" {
+		return usagef("--insecure turns off TLS and credentials for --endpoint; give --endpoint HOST:PORT too (or drop --insecure to use Google's API)")
+	}
+	switch c.transport {
+	case transportGRPC:
+		if c.endpoint != "" {
+			if strings.Contains(c.endpoint, "://") {
+				return usagef("--endpoint %q: the gRPC transport takes HOST:PORT, such as 127.0.0.1:8085 (a URL is for --transport rest)", c.endpoint)
+			}
+			return checkHostPort(c.endpoint, "127.0.0.1:8085")
+		}
+	case transportREST:
+		if c.endpoint != "" {
+			base, err := restEndpoint(c.endpoint, c.insecure)
+			if err != nil {
+				return err
+			}
+			c.restBase = base
+		}
+	default:
+		return usagef("--transport %q: want grpc or rest", c.transport)
+	}
+	return nil
+}
+
+// connectRoutes dials each service of rts once, with r's interceptor
+// (gRPC) or RoundTripper (REST): the policy clients by route
+// (grpcService), and a function that closes them.
+func connectRoutes(ctx context.Context, rts []route, cf connFlags, r *interceptor.Retrier) (map[string]policy.Client, func() error, error) {
+	clients := map[string]policy.Client{}
 	var closers []func() error
 	closeAll := func() error {
 		var errs []error
@@ -661,35 +1018,31 @@ func (run *applyRun) connect(ctx context.Context, r *interceptor.Retrier) (*rout
 		}
 		return errors.Join(errs...)
 	}
-	for _, st := range run.states {
-		rt := st.res.route
-		if c.clients[rt.grpcService] != nil {
+	for _, rt := range rts {
+		if clients[rt.grpcService] != nil {
 			continue
 		}
-		pf := &policyFlags{resource: st.res.name, route: rt, endpoint: run.f.endpoint, insecure: run.f.insecure,
-			transport: run.f.transport, restBase: run.f.restBase}
+		pf := &policyFlags{route: rt, endpoint: cf.endpoint, insecure: cf.insecure, transport: cf.transport, restBase: cf.restBase}
 		var cl policy.Client
 		var closer func() error
 		var err error
-		if run.f.transport == transportREST {
+		if cf.transport == transportREST {
 			cl, closer, err = restClient(ctx, pf, r)
 		} else {
-			var conn interface{ Close() error }
 			gc, derr := rt.dial(ctx, pf, r.UnaryClientInterceptor())
 			err = derr
 			if derr == nil {
-				conn, cl = gc, policy.FromService(gc, rt.grpcService)
-				closer = conn.Close
+				cl, closer = policy.FromService(gc, rt.grpcService), gc.Close
 			}
 		}
 		if err != nil {
 			_ = closeAll()
 			return nil, nil, fmt.Errorf("connecting to %s: %w", rt, err)
 		}
-		c.clients[rt.grpcService] = cl
+		clients[rt.grpcService] = cl
 		closers = append(closers, closer)
 	}
-	return c, closeAll, nil
+	return clients, closeAll, nil
 }
 
 // scaledClock runs time scale times faster than the wall clock (the hidden

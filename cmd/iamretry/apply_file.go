@@ -9,8 +9,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"cloud.google.com/go/iam/apiv1/iampb"
+	"github.com/google/cel-go/cel"
 	yaml "go.yaml.in/yaml/v3"
 	expr "google.golang.org/genproto/googleapis/type/expr"
 	"google.golang.org/grpc/status"
@@ -31,14 +33,19 @@ import (
 //	    remove:                               # grants to ensure absent
 //	      - {role: roles/editor, member: "user:bob@example.com"}
 //
-// Keys: the top level has resources; a resource has resource, add and
-// remove; a grant has role, member and condition; a condition has title,
-// expression and description. Any other key is an error, so a typo is never
-// ignored. Members not named are left alone.
+//	    bindings:                             # authoritative per role and condition
+//	      - {role: roles/run.admin, members: ["group:deployers@example.com"]}
+//
+// Keys: the top level has resources, roles and deny (apply_file_roles.go);
+// a resource has resource, add, remove and bindings; a grant has role,
+// member and condition; a binding role, members and condition; a condition
+// has title, expression and description. Any other key is an error, so a
+// typo is never ignored. Members not named are left alone.
 var (
-	fileKeys      = []string{"resources"}
-	resourceKeys  = []string{"resource", "add", "remove"}
+	fileKeys      = []string{"resources", "roles", "deny"}
+	resourceKeys  = []string{"resource", "add", "remove", "bindings"}
 	grantKeys     = []string{"role", "member", "condition"}
+	bindingKeys   = []string{"role", "members", "condition"}
 	conditionKeys = []string{"title", "expression", "description"}
 )
 
@@ -57,6 +64,19 @@ type applyResource struct {
 	rel   string // the relative name sent to it
 	add   []grant
 	rm    []grant
+	bind  []binding // authoritative: role and condition hold exactly these members
+
+	kind int        // kindPolicy (the fields above), kindRole or kindDeny
+	role *applyRole // kindRole: name is the role, key the same
+	deny *applyDeny // kindDeny: name is the policy, key the same
+}
+
+// binding is one authoritative entry of a resource's bindings list.
+type binding struct {
+	line    int
+	role    string
+	members []string
+	cond    *expr.Expr
 }
 
 // grant is one (role, member, condition) of an add or remove list.
@@ -292,15 +312,42 @@ func (p *fileParser) file(f *applyFile, doc *yaml.Node, transport string) {
 	if top == nil {
 		return
 	}
-	if _, ok := top["resources"]; !ok {
-		p.errorf(deref(root).Line, "the file has no resources list")
+	if top["resources"] == nil && top["roles"] == nil && top["deny"] == nil {
+		p.errorf(deref(root).Line, "the file has no resources list (nor roles, nor deny)")
 		return
 	}
-	items := p.list(top, "resources", "the file")
-	if len(items) == 0 && deref(top["resources"]).Kind == yaml.SequenceNode {
-		p.errorf(deref(top["resources"]).Line, "the resources list is empty")
+	for _, key := range []string{"resources", "roles", "deny"} {
+		if v := top[key]; v != nil && deref(v).Kind == yaml.SequenceNode && len(deref(v).Content) == 0 {
+			p.errorf(deref(v).Line, "the %s list is empty", key)
+		}
 	}
 	seen := map[string]int{} // key -> line
+	for _, list := range []struct {
+		key   string
+		parse func(*yaml.Node) (*applyResource, bool)
+	}{{"roles", p.role}, {"deny", p.denyPolicy}} {
+		for _, it := range p.list(top, list.key, "the file") {
+			if p.tooMany {
+				return
+			}
+			if it.Kind == yaml.AliasNode && !p.expand(deref(it).Line) {
+				return
+			}
+			r, valid := list.parse(it)
+			if r == nil {
+				continue
+			}
+			if first, dup := seen[r.key]; dup {
+				p.errorf(r.line, "%q is listed twice (first at line %d); list each once", r.name, first)
+				continue
+			}
+			seen[r.key] = r.line
+			if valid {
+				f.resources = append(f.resources, r)
+			}
+		}
+	}
+	items := p.list(top, "resources", "the file")
 	for _, it := range items {
 		if p.tooMany {
 			return
@@ -355,6 +402,10 @@ func (p *fileParser) resource(n *yaml.Node, transport string) (r *applyResource,
 	} else {
 		r.route, r.rel = rt, rel
 		r.key = "//" + rt.host + "/" + rel
+		if why := projectsProblem(rel); why != "" {
+			p.errorf(nline, "resource %q: %s", name, why)
+			valid = false
+		}
 		if _, ok := restAdapters[rt.grpcService]; transport == transportREST && !ok {
 			p.errorf(nline, "resource %q: --transport rest reaches %s (through cloudresourcemanager/v3 and iam/v1); use --transport grpc, the default, for this file", name, restKinds)
 			valid = false
@@ -388,13 +439,149 @@ func (p *fileParser) resource(n *yaml.Node, transport string) (r *applyResource,
 			*list.out = append(*list.out, g)
 		}
 	}
-	if _, hasAdd := m["add"]; !hasAdd {
-		if _, hasRm := m["remove"]; !hasRm {
-			p.errorf(line, "%s has neither add nor remove; say what to ensure", what)
+	owned := map[string]int{} // role and condition -> line of its bindings entry
+	listAlias := m["bindings"] != nil && m["bindings"].Kind == yaml.AliasNode
+	for _, it := range p.list(m, "bindings", what) {
+		if (viaAlias || listAlias || it.Kind == yaml.AliasNode) && !p.expand(deref(it).Line) {
+			return r, false
+		}
+		b, ok := p.binding(it, what)
+		if !ok {
 			valid = false
+			continue
+		}
+		id := b.role + condKey(b.cond)
+		if first, dup := owned[id]; dup {
+			p.errorf(b.line, "%s: the binding of %s is listed twice in bindings (first at line %d); give each role and condition once", what, b.role+conditionSuffix(b.cond), first)
+			valid = false
+			continue
+		}
+		owned[id] = b.line
+		r.bind = append(r.bind, b)
+	}
+	for _, list := range []struct {
+		name string
+		gs   []grant
+	}{{"add", r.add}, {"remove", r.rm}} {
+		for _, g := range list.gs {
+			if bl, ok := owned[g.role+condKey(g.cond)]; ok {
+				p.errorf(g.line, "%s: %s is owned by the bindings entry at line %d, which sets its members exactly; list %s there, not under %s", what, g.role+conditionSuffix(g.cond), bl, g.member, list.name)
+				valid = false
+			}
 		}
 	}
+	_, hasAdd := m["add"]
+	_, hasRm := m["remove"]
+	_, hasBind := m["bindings"]
+	if !hasAdd && !hasRm && !hasBind {
+		p.errorf(line, "%s has none of add, remove and bindings; say what to ensure", what)
+		valid = false
+	}
 	return r, valid
+}
+
+// condKey is a condition as the identity of a binding: the same role with
+// another condition is another binding.
+func condKey(c *expr.Expr) string {
+	if c == nil {
+		return ""
+	}
+	return "\x00" + c.GetTitle() + "\x00" + c.GetExpression() + "\x00" + c.GetDescription()
+}
+
+// binding checks one entry of a bindings list: a role, its members (each a
+// member the library accepts, none deleted:, none twice) and an optional
+// condition.
+func (p *fileParser) binding(n *yaml.Node, what string) (binding, bool) {
+	line := deref(n).Line
+	kind := "a binding of " + what
+	m := p.fields(n, kind, bindingKeys)
+	if m == nil {
+		return binding{}, false
+	}
+	b := binding{line: line}
+	role, rline, ok := p.str(m, "role", kind, line, true)
+	if ok {
+		if err := checkRole(role); err != nil {
+			p.errorf(rline, "%s", flagless(err))
+			ok = false
+		} else if why := projectsProblem(role); why != "" {
+			p.errorf(rline, "role %q: %s", role, why)
+			ok = false
+		}
+	}
+	if _, found := m["members"]; !found {
+		p.errorf(line, "%s has no members list; give members: [] to remove the binding", kind)
+		ok = false
+	}
+	seen := map[string]int{}
+	for _, it := range p.list(m, "members", kind) {
+		it = deref(it)
+		if it.Kind != yaml.ScalarNode || it.ShortTag() != "!!str" {
+			p.errorf(it.Line, "a member of %s must be a string; found %s", kind, kindName(it))
+			ok = false
+			continue
+		}
+		member := it.Value
+		if err := checkMember(member); err != nil {
+			p.errorf(it.Line, "%s", flagless(err))
+			ok = false
+			continue
+		}
+		if strings.HasPrefix(member, "deleted:") {
+			p.errorf(it.Line, "member %q: a deleted principal cannot be granted a role; bindings leave the deleted members of the live policy in place, so leave it out", member)
+			ok = false
+			continue
+		}
+		c := policy.CanonicalMember(member)
+		if first, dup := seen[c]; dup {
+			p.errorf(it.Line, "%s: member %s is listed twice (first at line %d)", kind, member, first)
+			ok = false
+			continue
+		}
+		seen[c] = it.Line
+		b.members = append(b.members, member)
+	}
+	if c, found := m["condition"]; found {
+		cond, cok := p.condition(c, "the condition of "+kind)
+		if !cok {
+			return b, false
+		}
+		b.cond = cond
+	}
+	if !ok {
+		return b, false
+	}
+	b.role = role
+	for _, member := range b.members {
+		if _, err := policy.AddConditionalBinding(role, member, b.cond)(&iampb.Policy{}); err != nil {
+			p.errorf(line, "%s", strings.TrimPrefix(status.Convert(err).Message(), "iamretry/policy: "))
+			return b, false
+		}
+	}
+	return b, true
+}
+
+// condition checks a condition mapping: title and expression (CEL) given,
+// description optional.
+func (p *fileParser) condition(c *yaml.Node, what string) (*expr.Expr, bool) {
+	cm := p.fields(c, what, conditionKeys)
+	if cm == nil {
+		return nil, false
+	}
+	cwhat := "the condition"
+	cline := deref(c).Line
+	title, _, ok1 := p.str(cm, "title", cwhat, cline, true)
+	exprText, eline, ok2 := p.str(cm, "expression", cwhat, cline, true)
+	desc, _, ok3 := p.str(cm, "description", cwhat, cline, false)
+	if !ok1 || !ok2 || !ok3 {
+		return nil, false
+	}
+	if why := celSyntax(exprText); why != "" {
+		p.errorf(eline, "the condition's expression is not CEL: %s", why)
+		return nil, false
+	}
+	return &expr.Expr{Title: title, Expression: exprText, Description: desc}, true
 }
 
 func (p *fileParser) grant(n *yaml.Node, add bool, what string) (grant, bool) {
@@ -415,28 +602,26 @@ func (p *fileParser) grant(n *yaml.Node, add bool, what string) (grant, bool) {
 		if err := checkRole(role); err != nil {
 			p.errorf(rline, "%s", flagless(err))
 			ok = false
+		} else if why := projectsProblem(role); why != "" {
+			p.errorf(rline, "role %q: %s", role, why)
+			ok = false
 		}
 	}
 	if okMember {
 		if err := checkMember(member); err != nil {
 			p.errorf(mline, "%s", flagless(err))
 			ok = false
+		} else if add && strings.HasPrefix(member, "deleted:") {
+			p.errorf(mline, "member %q: a deleted principal cannot be granted a role (IAM refuses it); grant the principal that replaces it, or list this one under remove to clean it up", member)
+			ok = false
 		}
 	}
 	if c, found := m["condition"]; found {
-		cm := p.fields(c, "the condition of "+kind+" of "+what, conditionKeys)
-		if cm == nil {
+		cond, cok := p.condition(c, "the condition of "+kind+" of "+what)
+		if !cok {
 			return g, false
 		}
-		cwhat := "the condition"
-		cline := deref(c).Line
-		title, _, ok1 := p.str(cm, "title", cwhat, cline, true)
-		exprText, _, ok2 := p.str(cm, "expression", cwhat, cline, true)
-		desc, _, ok3 := p.str(cm, "description", cwhat, cline, false)
-		if !ok1 || !ok2 || !ok3 {
-			return g, false
-		}
-		g.cond = &expr.Expr{Title: title, Expression: exprText, Description: desc}
+		g.cond = cond
 	}
 	if !ok {
 		return g, false
@@ -455,4 +640,61 @@ func (p *fileParser) grant(n *yaml.Node, add bool, what string) (grant, bool) {
 // becomes `member "x": ...`.
 func flagless(err error) string {
 	return strings.TrimPrefix(err.Error(), "--")
+}
+
+// celEnv parses condition expressions: syntax only, as IAM's functions and
+// variables (request.time, resource.name, ...) are IAM's to check.
+var celEnv = sync.OnceValues(func() (*cel.Env, error) { return cel.NewEnv() })
+
+// celSyntax is what is wrong with the syntax of a CEL expression, "" when
+// nothing: IAM refuses such a condition, and the other resources of the file
+// would converge while this one fails.
+func celSyntax(text string) string {
+	env, err := celEnv()
+	if err != nil {
+		return err.Error()
+	}
+	_, iss := env.Parse(text)
+	if iss == nil || iss.Err() == nil {
+		return ""
+	}
+	first, _, _ := strings.Cut(iss.Err().Error(), "\n")
+	first = strings.TrimPrefix(first, "ERROR: ")
+	if rest, ok := strings.CutPrefix(first, "<input>:"); ok {
+		first = "at " + rest
+	}
+	return first
+}
+
+// projectID is the form of a project ID
+// (https://cloud.google.com/resource-manager/docs/creating-managing-projects#before_you_begin):
+// 6 to 30 lowercase letters, digits and hyphens, starting with a letter,
+// not ending with a hyphen.
+var projectID = regexp.MustCompile(`^[a-z][a-z0-9-]{4,28}[a-z0-9]$`)
+
+// projectsProblem says why a project named in name (".../projects/X/...")
+// cannot exist, "" when each could: X is a project ID, a domain-scoped one
+// (example.com:my-project), a project number, or "-" (any project).
+func projectsProblem(name string) string {
+	parts := strings.Split(name, "/")
+	for i := 0; i+1 < len(parts); i += 2 {
+		if parts[i] != "projects" {
+			continue
+		}
+		id := parts[i+1]
+		if id == "-" || strings.Trim(id, "0123456789") == "" {
+			continue
+		}
+		bare := id
+		if domain, rest, scoped := strings.Cut(id, ":"); scoped {
+			if !strings.Contains(domain, ".") || strings.ContainsAny(domain, "@") {
+				return fmt.Sprintf("%q cannot be a project: a domain-scoped project ID is DOMAIN:ID, such as example.com:my-project", id)
+			}
+			bare = rest
+		}
+		if !projectID.MatchString(bare) {
+			return fmt.Sprintf("%q cannot be a project: a project ID is 6 to 30 lowercase letters, digits and hyphens, starting with a letter and not ending with a hyphen (or example.com:my-project), and a project number is digits", id)
+		}
+	}
+	return ""
 }

@@ -26,12 +26,12 @@ func allocDuring(f func()) uint64 {
 // grants: n resources × n grants once expanded.
 func aliasBomb(n int, member string) string {
 	var b strings.Builder
-	b.WriteString("resources:\n  - resource: projects/p0\n    add: &g\n")
+	b.WriteString("resources:\n  - resource: projects/test-p0\n    add: &g\n")
 	for i := range n {
 		fmt.Fprintf(&b, "      - {role: roles/r%d, member: %q}\n", i, member)
 	}
 	for i := 1; i < n; i++ {
-		fmt.Fprintf(&b, "  - {resource: projects/p%d, add: *g}\n", i)
+		fmt.Fprintf(&b, "  - {resource: projects/test-p%d, add: *g}\n", i)
 	}
 	return b.String()
 }
@@ -88,7 +88,7 @@ func TestApplyFileAliasesWithinReason(t *testing.T) {
 func TestApplyFileBillionLaughs(t *testing.T) {
 	t.Parallel() // its own fake-server process and files
 	var b strings.Builder
-	b.WriteString("resources:\n  - resource: projects/p\n    add: &l0 [{role: roles/viewer, member: allUsers}]\n")
+	b.WriteString("resources:\n  - resource: projects/test-p\n    add: &l0 [{role: roles/viewer, member: allUsers}]\n")
 	for i := 1; i <= 9; i++ {
 		fmt.Fprintf(&b, "  - &l%d [*l%d, *l%d, *l%d, *l%d, *l%d, *l%d, *l%d, *l%d, *l%d, *l%d]\n", i, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1)
 	}
@@ -146,7 +146,7 @@ func TestApplyFileDeepNesting(t *testing.T) {
 	t.Parallel() // its own fake-server process and files
 	for _, file := range []string{
 		"resources: " + strings.Repeat("[", 200000) + strings.Repeat("]", 200000) + "\n",
-		"resources:\n  - resource: projects/p\n    add:\n" + strings.Repeat("      - ", 1) + strings.Repeat("{a: ", 50000) + "b" + strings.Repeat("}", 50000) + "\n",
+		"resources:\n  - resource: projects/test-p\n    add:\n" + strings.Repeat("      - ", 1) + strings.Repeat("{a: ", 50000) + "b" + strings.Repeat("}", 50000) + "\n",
 	} {
 		_, err := parseApplyFile("deep.yaml", strings.NewReader(file), transportGRPC)
 		if err == nil {
@@ -160,12 +160,12 @@ func TestApplyFileDeepNesting(t *testing.T) {
 func TestApplyFileUnicode(t *testing.T) {
 	t.Parallel() // its own fake-server process and files
 	for _, c := range []struct{ file, want string }{
-		{"\ufeffresources:\n  - {resource: projects/p, add: [{role: roles/viewer, member: allUsers}]}\n", ""},
-		{"resources:\n  - {resource: projects/p, add: [{role: roles/viewer, member: \"user:älice@exämple.com\"}]}\n", ""},
-		{"resources:\n  - {resource: projects/p, add: [{role: rôles/viewer, member: allUsers}]}\n", "a role is roles/NAME"},
+		{"\ufeffresources:\n  - {resource: projects/test-p, add: [{role: roles/viewer, member: allUsers}]}\n", ""},
+		{"resources:\n  - {resource: projects/test-p, add: [{role: roles/viewer, member: \"user:älice@exämple.com\"}]}\n", ""},
+		{"resources:\n  - {resource: projects/test-p, add: [{role: rôles/viewer, member: allUsers}]}\n", "a role is roles/NAME"},
 		{"resources:\n  - {resource: prøjects/p, add: [{role: roles/viewer, member: allUsers}]}\n", "must be letters and digits"},
 		{"résources: []\n", `unknown key "résources"`},
-		{"resources:\n  - {resource: \"projects/p\u00a0\", add: [{role: roles/viewer, member: allUsers}]}\n", ""},
+		{"resources:\n  - {resource: \"projects/test-p\u00a0\", add: [{role: roles/viewer, member: allUsers}]}\n", "cannot be a project"},
 		{"\xff\xfe\x00r\x00e", "must be a mapping"}, // UTF-16, read as such
 	} {
 		_, err := parseApplyFile("u.yaml", strings.NewReader(c.file), transportGRPC)
@@ -185,12 +185,12 @@ func TestApplyFileOneResourceTwoSpellings(t *testing.T) {
 	t.Parallel() // its own fake-server process and files
 	const g = ", add: [{role: roles/viewer, member: allUsers}]}\n"
 	for _, pair := range [][2]string{
-		{"projects/p", "//cloudresourcemanager.googleapis.com/projects/p"},
+		{"projects/test-p", "//cloudresourcemanager.googleapis.com/projects/test-p"},
 		{"folders/1", "//cloudresourcemanager.googleapis.com/folders/1"},
-		{"projects/p/serviceAccounts/sa@p.iam.gserviceaccount.com", "//iam.googleapis.com/projects/p/serviceAccounts/sa@p.iam.gserviceaccount.com"},
+		{"projects/test-p/serviceAccounts/sa@p.iam.gserviceaccount.com", "//iam.googleapis.com/projects/test-p/serviceAccounts/sa@p.iam.gserviceaccount.com"},
 		// IAM reads "-" as the project of the account's email.
-		{"projects/p/serviceAccounts/sa@p.iam.gserviceaccount.com", "projects/-/serviceAccounts/sa@p.iam.gserviceaccount.com"},
-		{"projects/-/serviceAccounts/123456789", "//iam.googleapis.com/projects/p/serviceAccounts/123456789"},
+		{"projects/test-p/serviceAccounts/sa@p.iam.gserviceaccount.com", "projects/-/serviceAccounts/sa@p.iam.gserviceaccount.com"},
+		{"projects/-/serviceAccounts/123456789", "//iam.googleapis.com/projects/test-p/serviceAccounts/123456789"},
 	} {
 		file := "resources:\n  - {resource: " + pair[0] + g + "  - {resource: " + pair[1] + g
 		_, err := parseApplyFile("dup.yaml", strings.NewReader(file), transportGRPC)

@@ -49,7 +49,7 @@ func TestApplyParallelHugeAndDeadlineZero(t *testing.T) {
 	fake := startFakeProc(t, "--fail-rate", "0.5", "--seed", "3")
 	file := "resources:\n"
 	for _, p := range []string{"a", "b", "c"} {
-		file += "  - {resource: projects/huge" + p + ", add: [{role: roles/viewer, member: \"user:a@example.com\"}]}\n"
+		file += "  - {resource: projects/test-huge" + p + ", add: [{role: roles/viewer, member: \"user:a@example.com\"}]}\n"
 	}
 	path := writeTemp(t, "huge.yaml", file)
 	r := applyProc(t, "", append([]string{"apply", "-f", path, "--parallel", "9223372036854775807", "--deadline", "0"}, fake.grpcEP()...)...)

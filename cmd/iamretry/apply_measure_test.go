@@ -39,7 +39,7 @@ func TestApplyMeasure(t *testing.T) {
 		var b strings.Builder
 		b.WriteString("resources:\n")
 		for r := 10 * i; r < 10*i+perFile; r++ {
-			res := fmt.Sprintf("projects/m%d", r)
+			res := fmt.Sprintf("projects/test-m%d", r)
 			fmt.Fprintf(&b, "  - resource: %s\n    add:\n", res)
 			if want[res] == nil {
 				want[res] = map[string]bool{}
@@ -102,7 +102,7 @@ func TestApplyMeasure(t *testing.T) {
 	listedBy := map[string]int{}
 	for i := range procs {
 		for r := 10 * i; r < 10*i+perFile; r++ {
-			listedBy[fmt.Sprintf("projects/m%d", r)]++
+			listedBy[fmt.Sprintf("projects/test-m%d", r)]++
 		}
 	}
 	for n := 1; n <= procs; n++ {
@@ -125,7 +125,7 @@ func TestApplyMeasure(t *testing.T) {
 
 	bad := 0
 	for r := range total {
-		res := fmt.Sprintf("projects/m%d", r)
+		res := fmt.Sprintf("projects/test-m%d", r)
 		seen := map[string]int{}
 		for _, b := range fake.policyOf(t, res).GetBindings() {
 			for _, m := range b.GetMembers() {

@@ -73,9 +73,13 @@ type applyResourceEvent struct {
 	Added    int      `json:"added,omitempty"`   // grants added by the write that converged it
 	Removed  int      `json:"removed,omitempty"` // grants removed by it
 	Plan     []string `json:"plan,omitempty"`    // --dry-run: "+ ROLE  MEMBER", "- ROLE  MEMBER"
-	TookMS   int64    `json:"took_ms"`
-	Code     string   `json:"code,omitempty"`  // the server's code of a failure
-	Error    string   `json:"error,omitempty"` // the server's error
+	// Changes is the plan as objects (--dry-run), one a grant.
+	Changes []planChange `json:"changes,omitempty"`
+	TookMS  int64        `json:"took_ms"`
+	Code    string       `json:"code,omitempty"`  // the server's code of a failure
+	Error   string       `json:"error,omitempty"` // the server's error
+
+	grants bool // an allow policy's: Added and Removed count its grants
 }
 
 func (applyResourceEvent) kind() string { return "resource" }
@@ -201,6 +205,16 @@ func (o *applyOutput) retry(resource string, a interceptor.Attempt) {
 // message of the innermost gRPC status (or REST error) in err's chain, and
 // the field violations the server sent beside it.
 func failure(err error) (code, msg string) {
+	code, msg = serverFailure(err)
+	var h interface{ hint() string }
+	if errors.As(err, &h) {
+		msg += " " + h.hint()
+	}
+	return code, msg
+}
+
+// serverFailure is failure without the CLI's hints.
+func serverFailure(err error) (code, msg string) {
 	code = codeName(serverCode(err))
 	var ge *googleapi.Error
 	if errors.As(err, &ge) {
@@ -241,7 +255,8 @@ func failure(err error) (code, msg string) {
 func (o *applyOutput) finished(_ *applyRun, st *resState) {
 	st.mu.Lock()
 	ev := applyResourceEvent{Resource: st.res.name, Line: st.res.line, Outcome: st.outcome, Attempts: st.attempts,
-		Writes: st.writes, Plan: st.plan, TookMS: st.took.Milliseconds()}
+		Writes: st.writes, Plan: st.plan, Changes: st.changes, TookMS: st.took.Milliseconds()}
+	ev.grants = st.res.kind == kindPolicy
 	if st.outcome == outChanged {
 		ev.Added, ev.Removed = st.wroteAdded, st.wroteRemoved
 	}
@@ -289,6 +304,10 @@ func (o *applyOutput) print(ev applyResourceEvent, took time.Duration) {
 	stats := fmt.Sprintf("%s, %s, %s", plural(ev.Attempts, "attempt"), plural(ev.Writes, "write"), fmtDur(took))
 	switch ev.Outcome {
 	case outChanged:
+		if !ev.grants { // a role or deny policy
+			o.line(o.stdout, "%s: changed (%s)", ev.Resource, stats)
+			break
+		}
 		o.line(o.stdout, "%s: changed (+%d -%d; %s)", ev.Resource, ev.Added, ev.Removed, stats)
 	case outUnchanged:
 		if ev.Writes == 0 {

@@ -23,7 +23,7 @@ func TestApplyOutputSilentAfterSummary(t *testing.T) {
 	o.begin(run)
 	o.summary(run, time.Second, context.Background())
 	n, m := out.Len(), errb.Len()
-	o.retry("projects/late", interceptor.Attempt{N: 1, Reason: interceptor.Retry, Method: "iamretry.policy/Update", Wait: time.Second})
+	o.retry("projects/test-late", interceptor.Attempt{N: 1, Reason: interceptor.Retry, Method: "iamretry.policy/Update", Wait: time.Second})
 	if out.Len() != n || errb.Len() != m {
 		t.Fatalf("written after the summary: stdout +%d, stderr %q", out.Len()-n, errb.String()[m:])
 	}

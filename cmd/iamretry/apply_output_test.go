@@ -15,7 +15,7 @@ func TestApplyProgressLine(t *testing.T) {
 	o := newApplyOutput(&cmdIO{stdout: &out, stderr: &errb}, f)
 	o.term = true
 	run := &applyRun{f: f, file: &applyFile{name: "f.yaml"}}
-	for i, name := range []string{"projects/a", "projects/b"} {
+	for i, name := range []string{"projects/test-a", "projects/test-b"} {
 		run.states = append(run.states, &resState{res: &applyResource{name: name, line: 2 + i}, index: i, outcome: outNotStarted})
 	}
 	o.begin(run)
@@ -31,7 +31,7 @@ func TestApplyProgressLine(t *testing.T) {
 	if !strings.HasSuffix(errb.String(), "\r\033[K[2/2] 1 changed, 1 unchanged, 0 under way") {
 		t.Errorf("progress line: %q", errb.String())
 	}
-	if !strings.Contains(out.String(), "projects/a: changed (+0 -0; 1 attempt, 1 write, ") || !strings.Contains(out.String(), "projects/b: unchanged") {
+	if !strings.Contains(out.String(), "projects/test-a: changed (+0 -0; 1 attempt, 1 write, ") || !strings.Contains(out.String(), "projects/test-b: unchanged") {
 		t.Errorf("stdout:\n%s", out.String())
 	}
 }

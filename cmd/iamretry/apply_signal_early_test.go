@@ -13,7 +13,7 @@ import (
 // signal's exit code; every resource is reported not started; nothing
 // waits on the unreachable endpoint.
 func TestApplySignalBeforeAnyCall(t *testing.T) {
-	path := writeTemp(t, "early.yaml", "resources:\n  - {resource: projects/e1, add: [{role: roles/viewer, member: \"user:a@example.com\"}]}\n  - {resource: projects/e2, add: [{role: roles/viewer, member: \"user:a@example.com\"}]}\n")
+	path := writeTemp(t, "early.yaml", "resources:\n  - {resource: projects/test-e1, add: [{role: roles/viewer, member: \"user:a@example.com\"}]}\n  - {resource: projects/test-e2, add: [{role: roles/viewer, member: \"user:a@example.com\"}]}\n")
 	for _, transport := range []string{"grpc", "rest"} {
 		for _, extra := range [][]string{nil, {"--dry-run"}, {"--json"}} {
 			ctx, cancel := context.WithCancelCause(context.Background())

@@ -250,7 +250,7 @@ func applySummaryOf(t *testing.T, out string) map[string]any {
 }
 
 const badApplyFile = `resources:
-  - resource: projects/my-project
+  - resource: projects/test-my-project
     add:
       - {role: roles/viewer, member: "usr:alice@example.com"}
       - {role: viewer, member: "user:alice@example.com", extra: 1}
@@ -259,16 +259,16 @@ const badApplyFile = `resources:
         condition: {title: until-2027, expresion: 'true'}
     remov:
       - {role: roles/editor, member: "user:bob@example.com"}
-  - resource: projects/my-project
+  - resource: projects/test-my-project
     add: [{role: roles/viewer, member: "user:carol@example.com"}]
   - resource: bogus/x/y
     add: [{role: roles/viewer, member: 5}]
   - resource: //storage.googleapis.com/b/x
     add: [{role: roles/viewer, member: "user:a@example.com"}]
-  - resource: projects/other
+  - resource: projects/test-other
     add: [{role: roles/viewer, member: "user:a@example.com"}]
     remove: [{role: roles/viewer, member: "user:A@example.com"}]
-  - resource: projects/empty
+  - resource: projects/test-empty
 `
 
 // TestApplyBadFileExit2: every mistake of a file is reported at once, each
@@ -288,12 +288,12 @@ func TestApplyBadFileExit2(t *testing.T) {
 		path + `:8: unknown key "expresion" in the condition`,
 		path + `:8: the condition has no expression`,
 		path + `:9: unknown key "remov" in a resource`,
-		path + `:11: resource "projects/my-project" is listed twice (first at line 2)`,
+		path + `:11: resource "projects/test-my-project" is listed twice (first at line 2)`,
 		path + `:13: resource "bogus/x/y": expected collection/ID pairs`,
 		path + `:14: member of a grant to add of resource "bogus/x/y" must be a string`,
 		path + `:15: resource "//storage.googleapis.com/b/x": this command does not reach storage.googleapis.com`,
-		path + `:19: resource "projects/other": the grant of roles/viewer to user:A@example.com is listed twice (first at line 18)`,
-		path + `:20: resource "projects/empty" has neither add nor remove`,
+		path + `:19: resource "projects/test-other": the grant of roles/viewer to user:A@example.com is listed twice (first at line 18)`,
+		path + `:20: resource "projects/test-empty" has none of add, remove and bindings`,
 		"iamretry apply: 12 errors in " + path + "; nothing was sent",
 	} {
 		if !strings.Contains(r.stderr, want) {
@@ -318,19 +318,19 @@ func TestApplyFileForms(t *testing.T) {
 		code             int
 	}{
 		{"json", `{"resources": [
-  {"resource": "projects/j1",
+  {"resource": "projects/test-j1",
    "add": [{"role": "roles/viewer", "member": "user:j@example.com"}]}
-]}`, "projects/j1: changed (+1 -0", exitOK},
+]}`, "projects/test-j1: changed (+1 -0", exitOK},
 		{"json-unknown-key", `{"resources": [
-  {"resource": "projects/j2",
+  {"resource": "projects/test-j2",
    "add": [{"role": "roles/viewer", "membr": "user:j@example.com"}]}
 ]}`, `:3: unknown key "membr"`, exitUsage},
-		{"syntax", "resources:\n  - resource: projects/x\n    add: [\n", "<stdin>:3: not valid YAML or JSON", exitUsage},
-		{"two-docs", "resources:\n  - {resource: projects/x, add: [{role: roles/viewer, member: allUsers}]}\n---\nresources: []\n", ":3: a second YAML document", exitUsage},
+		{"syntax", "resources:\n  - resource: projects/test-x\n    add: [\n", "<stdin>:3: not valid YAML or JSON", exitUsage},
+		{"two-docs", "resources:\n  - {resource: projects/test-x, add: [{role: roles/viewer, member: allUsers}]}\n---\nresources: []\n", ":3: a second YAML document", exitUsage},
 		{"empty", "", "the file is empty", exitUsage},
 		{"no-resources", "resources: []\n", ":1: the resources list is empty", exitUsage},
-		{"rest-unsupported", "resources:\n  - {resource: //pubsub.googleapis.com/projects/p/topics/t, add: [{role: roles/viewer, member: allUsers}]}\n",
-			":2: resource \"//pubsub.googleapis.com/projects/p/topics/t\": --transport rest reaches", exitUsage},
+		{"rest-unsupported", "resources:\n  - {resource: //pubsub.googleapis.com/projects/test-p/topics/t, add: [{role: roles/viewer, member: allUsers}]}\n",
+			":2: resource \"//pubsub.googleapis.com/projects/test-p/topics/t\": --transport rest reaches", exitUsage},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			args := append([]string{"apply", "-f", "-"}, fake.grpcEP()...)
@@ -383,7 +383,7 @@ func TestApplyUsage(t *testing.T) {
 }
 
 const planFile = `resources:
-  - resource: projects/plan
+  - resource: projects/test-plan
     add:
       - {role: roles/viewer, member: "user:Alice@example.com"}
       - role: roles/storage.objectViewer
@@ -410,7 +410,7 @@ func TestApplyPlanApplyRerun(t *testing.T) {
 			}
 			// Someone else's grant, and one the file removes.
 			seed := writeTemp(t, "seed.yaml", `resources:
-  - resource: projects/plan
+  - resource: projects/test-plan
     add: [{role: roles/editor, member: "user:bob@example.com"}, {role: roles/editor, member: "user:keep@example.com"}]
 `)
 			if r := applyProc(t, "", append([]string{"apply", "-f", seed}, ep...)...); r.code != exitOK {
@@ -424,7 +424,7 @@ func TestApplyPlanApplyRerun(t *testing.T) {
 				t.Fatalf("dry run: exit %d:\n%s%s", dry.code, dry.stdout, dry.stderr)
 			}
 			for _, want := range []string{
-				"projects/plan: would change:\n" +
+				"projects/test-plan: would change:\n" +
 					"  - roles/editor  user:bob@example.com\n" +
 					`  + roles/storage.objectViewer (condition "until-2027": request.time < timestamp("2027-01-01T00:00:00Z"))  group:readers@example.com` + "\n" +
 					"  + roles/viewer  user:alice@example.com\n",
@@ -445,8 +445,8 @@ func TestApplyPlanApplyRerun(t *testing.T) {
 				t.Fatalf("apply: exit %d:\n%s%s", r.code, r.stdout, r.stderr)
 			}
 			got := byResource(t, r.stdout)
-			if ev := got["projects/plan"]; ev["outcome"] != "changed" || ev["added"] != 2.0 || ev["removed"] != 1.0 || ev["writes"] != 1.0 || ev["attempts"] != 1.0 {
-				t.Errorf("projects/plan: %v", ev)
+			if ev := got["projects/test-plan"]; ev["outcome"] != "changed" || ev["added"] != 2.0 || ev["removed"] != 1.0 || ev["writes"] != 1.0 || ev["attempts"] != 1.0 {
+				t.Errorf("projects/test-plan: %v", ev)
 			}
 			if ev := got["folders/123"]; ev["outcome"] != "changed" || ev["line"] != 10.0 {
 				t.Errorf("folders/123: %v", ev)
@@ -457,14 +457,14 @@ func TestApplyPlanApplyRerun(t *testing.T) {
 
 			again := applyProc(t, "", args...)
 			if again.code != exitOK || !strings.Contains(again.stdout, "summary: 2 resources, all already as "+path+" says; nothing written") ||
-				!strings.Contains(again.stdout, "projects/plan: unchanged, already as the file says; nothing written") {
+				!strings.Contains(again.stdout, "projects/test-plan: unchanged, already as the file says; nothing written") {
 				t.Errorf("rerun: exit %d:\n%s%s", again.code, again.stdout, again.stderr)
 			}
-			if dry := applyProc(t, "", append(args, "--dry-run")...); !strings.Contains(dry.stdout, "projects/plan: nothing to do") {
+			if dry := applyProc(t, "", append(args, "--dry-run")...); !strings.Contains(dry.stdout, "projects/test-plan: nothing to do") {
 				t.Errorf("dry run after apply:\n%s", dry.stdout)
 			}
 
-			p := fake.policyOf(t, "projects/plan")
+			p := fake.policyOf(t, "projects/test-plan")
 			var grants []string
 			for _, b := range p.GetBindings() {
 				for _, m := range b.GetMembers() {
@@ -490,11 +490,11 @@ func TestApplyFailuresExit1(t *testing.T) {
 	t.Parallel() // its own fake-server process and files
 	fake := startFakeProc(t)
 	path := writeTemp(t, "fail.yaml", `resources:
-  - resource: projects/p1
+  - resource: projects/test-p1
     add: [{role: roles/viewer, member: allUsers}]
-  - resource: projects/p2
+  - resource: projects/test-p2
     add: [{role: roles/Viewer, member: "user:a@example.com"}]
-  - resource: projects/p3
+  - resource: projects/test-p3
     add: [{role: roles/viewer, member: "user:a@example.com"}]
 `)
 	for _, transport := range []string{"grpc", "rest"} {
@@ -507,8 +507,8 @@ func TestApplyFailuresExit1(t *testing.T) {
 			t.Errorf("%s: exit %d, want 1:\n%s%s", transport, r.code, r.stdout, r.stderr)
 		}
 		for _, want := range []string{
-			"failed: projects/p1 (line 2): INVALID_ARGUMENT: Request contains an invalid argument. Project does not support allUsers",
-			`failed: projects/p2 (line 4): INVALID_ARGUMENT: invalid role "roles/Viewer"`,
+			"failed: projects/test-p1 (line 2): INVALID_ARGUMENT: Request contains an invalid argument. Project does not support allUsers",
+			`failed: projects/test-p2 (line 4): INVALID_ARGUMENT: invalid role "roles/Viewer"`,
 		} {
 			if !strings.Contains(r.stdout, want) {
 				t.Errorf("%s: stdout lacks %q:\n%s", transport, want, r.stdout)
@@ -519,13 +519,13 @@ func TestApplyFailuresExit1(t *testing.T) {
 		}
 		j := applyProc(t, "", append([]string{"apply", "-f", path, "--json"}, ep...)...)
 		got := byResource(t, j.stdout)
-		if j.code != exitFailure || got["projects/p2"]["outcome"] != "failed" || got["projects/p2"]["code"] != "INVALID_ARGUMENT" ||
-			!strings.Contains(got["projects/p2"]["error"].(string), "roles/Viewer") || got["projects/p3"]["outcome"] != "unchanged" {
+		if j.code != exitFailure || got["projects/test-p2"]["outcome"] != "failed" || got["projects/test-p2"]["code"] != "INVALID_ARGUMENT" ||
+			!strings.Contains(got["projects/test-p2"]["error"].(string), "roles/Viewer") || got["projects/test-p3"]["outcome"] != "unchanged" {
 			t.Errorf("%s --json: exit %d:\n%s", transport, j.code, j.stdout)
 		}
 	}
-	if p := fake.policyOf(t, "projects/p3"); len(p.GetBindings()) != 1 {
-		t.Errorf("projects/p3 did not converge: %v", p)
+	if p := fake.policyOf(t, "projects/test-p3"); len(p.GetBindings()) != 1 {
+		t.Errorf("projects/test-p3 did not converge: %v", p)
 	}
 }
 
@@ -538,7 +538,7 @@ func TestApplyThroughFaults(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("resources:\n")
 	for i := range 12 {
-		fmt.Fprintf(&b, "  - resource: projects/f%d\n    add:\n", i)
+		fmt.Fprintf(&b, "  - resource: projects/test-f%d\n    add:\n", i)
 		for k := range 3 {
 			fmt.Fprintf(&b, "      - {role: roles/viewer, member: \"user:m%d@example.com\"}\n", k)
 		}
@@ -548,7 +548,7 @@ func TestApplyThroughFaults(t *testing.T) {
 		ep := fake.grpcEP()
 		if transport == "rest" {
 			ep = fake.restEP()
-			path = writeTemp(t, "faults.yaml", strings.ReplaceAll(b.String(), "projects/f", "projects/r"))
+			path = writeTemp(t, "faults.yaml", strings.ReplaceAll(b.String(), "projects/test-f", "projects/test-r"))
 		}
 		r := applyProc(t, "", append([]string{"apply", "-f", path, "--json"}, ep...)...)
 		if r.code != exitOK {
@@ -575,41 +575,38 @@ func TestApplyThroughFaults(t *testing.T) {
 		}
 	}
 	for i := range 12 {
-		p := fake.policyOf(t, fmt.Sprintf("projects/f%d", i))
+		p := fake.policyOf(t, fmt.Sprintf("projects/test-f%d", i))
 		if len(p.GetBindings()) != 1 || len(p.GetBindings()[0].GetMembers()) != 3 {
-			t.Errorf("projects/f%d: %v", i, p.GetBindings())
+			t.Errorf("projects/test-f%d: %v", i, p.GetBindings())
 		}
 	}
 }
 
 // TestApplyWaitsForNewServiceAccount: a grant to a service account created
 // moments ago (the fake hides it for a while, as IAM does) is rerun within
-// the deadline and converges; with --retry-not-found=false it fails at
-// once with the server's error.
+// --member-wait and converges (TestApplyMemberWait: what fails).
 func TestApplyWaitsForNewServiceAccount(t *testing.T) {
 	t.Parallel() // its own fake-server process and files
-	fake := startFakeProc(t, "--propagation", "1s")
+	// Hidden for 2 min on both clocks, 1.2 s of real time: the apply
+	// process must start within it (the first attempt is refused).
+	fake := startFakeProc(t, "--propagation", "2m", "--time-scale", "100")
 	conn, err := grpc.NewClient(fake.grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
 	sa, err := adminpb.NewIAMClient(conn).CreateServiceAccount(context.Background(), &adminpb.CreateServiceAccountRequest{
-		Name: "projects/pipe", AccountId: "deployer", ServiceAccount: &adminpb.ServiceAccount{DisplayName: "deployer"}})
+		Name: "projects/test-pipe", AccountId: "deployer", ServiceAccount: &adminpb.ServiceAccount{DisplayName: "deployer"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	path := writeTemp(t, "sa.yaml", fmt.Sprintf(`resources:
-  - resource: projects/pipe
+  - resource: projects/test-pipe
     add: [{role: roles/run.invoker, member: "serviceAccount:%s"}]
 `, sa.GetEmail()))
-	args := append([]string{"apply", "-f", path, "--json"}, fake.grpcEP()...)
-	off := applyProc(t, "", append(args, "--retry-not-found=false")...)
-	if ev := byResource(t, off.stdout)["projects/pipe"]; off.code != exitFailure || ev["code"] != "INVALID_ARGUMENT" || !strings.Contains(ev["error"].(string), "does not exist") {
-		t.Errorf("--retry-not-found=false: exit %d:\n%s%s", off.code, off.stdout, off.stderr)
-	}
+	args := append([]string{"apply", "-f", path, "--json", "--member-wait", "10m"}, fake.grpcEP()...)
 	on := applyProc(t, "", args...)
-	ev := byResource(t, on.stdout)["projects/pipe"]
+	ev := byResource(t, on.stdout)["projects/test-pipe"]
 	if on.code != exitOK || ev["outcome"] != "changed" || ev["attempts"].(float64) < 2 {
 		t.Errorf("default: exit %d:\n%s%s", on.code, on.stdout, on.stderr)
 	}
@@ -626,7 +623,7 @@ func TestApplySignals(t *testing.T) {
 			b.WriteString("resources:\n")
 			const n = 20
 			for i := range n {
-				fmt.Fprintf(&b, "  - resource: projects/s%d\n    add: [{role: roles/viewer, member: \"user:a@example.com\"}, {role: roles/editor, member: \"user:b@example.com\"}]\n", i)
+				fmt.Fprintf(&b, "  - resource: projects/test-s%d\n    add: [{role: roles/viewer, member: \"user:a@example.com\"}, {role: roles/editor, member: \"user:b@example.com\"}]\n", i)
 			}
 			path := writeTemp(t, "sig.yaml", b.String())
 			args := append([]string{"apply", "-f", path, "--parallel", "2"}, fake.grpcEP()...)
@@ -640,7 +637,7 @@ func TestApplySignals(t *testing.T) {
 			}
 			done := make(chan struct{})
 			go func() { cmd.Wait(); close(done) }()
-			if _, ok := out.waitLine("projects/s1: changed", done); !ok {
+			if _, ok := out.waitLine("projects/test-s1: changed", done); !ok {
 				cmd.Process.Kill()
 				<-done
 				t.Fatalf("no resource converged:\n%s%s", out.String(), errb.String())
@@ -667,9 +664,9 @@ func TestApplySignals(t *testing.T) {
 				t.Errorf("rerun: exit %d, summary %v", rerun.code, s)
 			}
 			for i := range n {
-				p := fake.policyOf(t, fmt.Sprintf("projects/s%d", i))
+				p := fake.policyOf(t, fmt.Sprintf("projects/test-s%d", i))
 				if len(p.GetBindings()) != 2 {
-					t.Errorf("projects/s%d: %v", i, p.GetBindings())
+					t.Errorf("projects/test-s%d: %v", i, p.GetBindings())
 				}
 			}
 		})
@@ -681,7 +678,7 @@ func TestApplySignals(t *testing.T) {
 // schedule: a wait of 1 s or more); it does not wait for --grace.
 func TestApplySignalAbandonsWait(t *testing.T) {
 	fake := startFakeProc(t, "--fail-rate", "1")
-	path := writeTemp(t, "wait.yaml", "resources:\n  - {resource: projects/w, add: [{role: roles/viewer, member: allUsers}]}\n")
+	path := writeTemp(t, "wait.yaml", "resources:\n  - {resource: projects/test-w, add: [{role: roles/viewer, member: allUsers}]}\n")
 	cmd := exec.Command(builtBinary(t), "apply", "-f", path, "--endpoint", fake.grpcAddr, "--insecure", "--grace", "1m")
 	out, errb := &syncBuffer{}, &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, errb
@@ -691,7 +688,7 @@ func TestApplySignalAbandonsWait(t *testing.T) {
 	}
 	done := make(chan struct{})
 	go func() { cmd.Wait(); close(done) }()
-	if _, ok := errb.waitLine("iamretry: projects/w: attempt 1: UNAVAILABLE", done); !ok {
+	if _, ok := errb.waitLine("iamretry: projects/test-w: attempt 1: UNAVAILABLE", done); !ok {
 		cmd.Process.Kill()
 		<-done
 		t.Fatalf("no retry:\n%s%s", out.String(), errb.String())
@@ -708,7 +705,7 @@ func TestApplySignalAbandonsWait(t *testing.T) {
 	if took := time.Since(sent); took > 20*time.Second {
 		t.Errorf("ended %v after SIGINT: it waited for --grace", took)
 	}
-	if code := cmd.ProcessState.ExitCode(); code != 130 || !strings.Contains(out.String(), "projects/w: interrupted before any write") {
+	if code := cmd.ProcessState.ExitCode(); code != 130 || !strings.Contains(out.String(), "projects/test-w: interrupted before any write") {
 		t.Errorf("exit %d:\n%s%s", code, out.String(), errb.String())
 	}
 }

@@ -80,6 +80,7 @@ type fakeServerFlags struct {
 	queryBinds  bool
 	methodFail  methodRates
 	methodLost  methodRates
+	timeScale   float64 // the fake's clock runs this many times faster (tests)
 
 	failCodes []codes.Code
 	seedJSON  []byte // --seed-file's content, as JSON
@@ -151,6 +152,7 @@ func fakeServerCommand() *command {
 			fs.Var(&f.methodFail, "method-fail-rate", "METHOD=P: probability that a call of METHOD fails with one of --codes (repeatable; wins over --fail-rate)")
 			fs.Var(&f.methodLost, "method-lost-answer-rate", "METHOD=P: probability that a call of METHOD commits and answers UNAVAILABLE (repeatable; wins over --lost-answer-rate)")
 			fs.BoolVar(&f.queryBinds, "rest-query-binds-body", false, "on the REST face, bind query parameters to request fields also on methods whose body is the whole request")
+			fs.Float64Var(&f.timeScale, "time-scale", 1, hiddenUsage+"run the fake's clock (latency, propagation) this many times faster (tests)")
 			return func(ctx context.Context, cio *cmdIO, args []string) error {
 				if len(args) > 0 {
 					return usagef("unexpected argument %q; fake-server takes flags only", args[0])
@@ -176,6 +178,9 @@ func (f *fakeServerFlags) validate() error {
 		return err
 	}
 	f.failCodes = cs
+	if !(f.timeScale >= 1 && f.timeScale <= maxTimeScale) { // also NaN, +Inf
+		return usagef("--time-scale %v: must be from 1 to %g", f.timeScale, float64(maxTimeScale))
+	}
 	if err := checkNonNegative("latency", f.latency); err != nil {
 		return err
 	}
@@ -258,7 +263,11 @@ func startFakeServer(f *fakeServerFlags) (*fakeRun, error) {
 			return nil, fmt.Errorf("cannot listen on %s (--rest-listen): %w", f.restListen, err)
 		}
 	}
-	srv, err := iamtest.New(iamtest.WithSeed(f.seed))
+	opts := []iamtest.Option{iamtest.WithSeed(f.seed)}
+	if f.timeScale > 1 {
+		opts = append(opts, iamtest.WithClock(newScaledClock(f.timeScale)))
+	}
+	srv, err := iamtest.New(opts...)
 	if err != nil {
 		_ = lis.Close()
 		if restLis != nil {

@@ -243,6 +243,9 @@ func fmtDur(d time.Duration) string {
 // would grant b alone. A flag given twice is a usage error naming it.
 func onceOnly(fs *flag.FlagSet) {
 	fs.VisitAll(func(f *flag.Flag) {
+		if _, ok := f.Value.(*listFlag); ok {
+			return // given once per value, by design
+		}
 		o := &onceValue{Value: f.Value}
 		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
 			f.Value = onceBool{o}
@@ -269,3 +272,13 @@ func (v *onceValue) Set(s string) error {
 type onceBool struct{ *onceValue }
 
 func (onceBool) IsBoolFlag() bool { return true }
+
+// listFlag is a flag given once per value (--resource A --resource B).
+type listFlag []string
+
+func (l *listFlag) String() string { return strings.Join(*l, ",") }
+
+func (l *listFlag) Set(s string) error {
+	*l = append(*l, s)
+	return nil
+}

@@ -8,9 +8,11 @@
 //	iamretry fake-server   the fake IAM server on a TCP port, with faults
 //	iamretry policy        get, add-binding, remove-binding with retries
 //	iamretry apply         converge many resources' bindings from a file (CI/CD)
+//	iamretry export        write such a file from the live policies (to adopt apply)
 //
 // Run "iamretry help" for the commands and "iamretry CMD -h" for the flags of
-// one. Exit codes: 0 success, 1 failure, 2 usage error.
+// one. Exit codes: 0 success, 1 failure, 2 usage error (and 3, changes
+// pending, from apply --dry-run --detailed-exitcode).
 package main
 
 import (
@@ -34,6 +36,9 @@ const (
 	exitOK      = 0
 	exitFailure = 1
 	exitUsage   = 2
+	// exitChangesPending: apply --dry-run --detailed-exitcode found changes
+	// (3, not Terraform's 2: 2 is bad input here).
+	exitChangesPending = 3
 )
 
 func main() {
@@ -61,7 +66,7 @@ type cmdIO struct {
 
 // commands in the order "iamretry help" lists them.
 func commands() []*command {
-	return []*command{demoCommand(), simulateCommand(), fakeServerCommand(), policyCommand(), applyCommand()}
+	return []*command{demoCommand(), simulateCommand(), fakeServerCommand(), policyCommand(), applyCommand(), exportCommand()}
 }
 
 func findCommand(name string) *command {
@@ -190,7 +195,8 @@ Commands:
 	tw.Flush() // into a strings.Builder: cannot fail
 	b.WriteString(`
 Run "iamretry COMMAND -h" for a command's flags.
-Exit codes: 0 success, 1 failure, 2 usage error.
+Exit codes: 0 success, 1 failure, 2 usage error; 3 changes pending (apply
+--dry-run --detailed-exitcode).
 `)
 	io.WriteString(w, b.String())
 }

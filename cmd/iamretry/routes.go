@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"google.golang.org/api/option"
@@ -103,6 +104,9 @@ func resolve(resource string) (route, string, error) {
 			}
 		}
 		if host == "" {
+			if hint := suggestResource("", rel); hint != "" {
+				return route{}, "", usagef("--resource %q: did you mean %s?", resource, hint)
+			}
 			return route{}, "", usagef("--resource %q: give the full resource name, //SERVICE/%s (such as //pubsub.googleapis.com/%s), so the policy is asked of the service that owns it; %s",
 				resource, rel, rel, supportedServices())
 		}
@@ -120,6 +124,9 @@ func resolve(resource string) (route, string, error) {
 		}
 	}
 	if hostKnown {
+		if hint := suggestResource(host, rel); hint != "" {
+			return route{}, "", usagef("--resource %q: did you mean //%s/%s?", resource, host, hint)
+		}
 		var shapes []string
 		for _, r := range routes {
 			if r.host == host {
@@ -130,6 +137,73 @@ func resolve(resource string) (route, string, error) {
 	}
 	return route{}, "", usagef("--resource %q: this command does not reach %s; in Go, hand policy.NewUpdater that service's own GAPIC client (cloud.google.com/go/...), which meets policy.Client as it is; %s",
 		resource, host, supportedServices())
+}
+
+// suggestResource is the known form that rel is one letter off in each
+// collection name where it differs (project/p: projects/p), among the
+// forms of host's routes, or of the names that need no service when host
+// is ""; "" when there is none.
+func suggestResource(host, rel string) string {
+	var forms []string
+	if host == "" {
+		for pattern := range shortNames {
+			forms = append(forms, pattern)
+		}
+	} else {
+		for _, r := range routes {
+			if r.host == host {
+				forms = append(forms, r.patterns...)
+			}
+		}
+	}
+	slices.Sort(forms)
+	parts := strings.Split(rel, "/")
+	for _, form := range forms {
+		ps := strings.Split(form, "/")
+		if len(ps) != len(parts) {
+			continue
+		}
+		fixed, off := slices.Clone(parts), 0
+		for i, p := range ps {
+			switch {
+			case p == "*" || p == parts[i]:
+			case oneEditApart(p, parts[i]):
+				fixed[i] = p
+				off++
+			default:
+				off = -len(ps)
+			}
+		}
+		if off > 0 {
+			return strings.Join(fixed, "/")
+		}
+	}
+	return ""
+}
+
+// oneEditApart reports whether a and b differ by one letter: one
+// replaced, added or dropped.
+func oneEditApart(a, b string) bool {
+	if len(a) < len(b) {
+		a, b = b, a
+	}
+	switch len(a) - len(b) {
+	case 0:
+		d := 0
+		for i := range len(a) {
+			if a[i] != b[i] {
+				d++
+			}
+		}
+		return d == 1
+	case 1:
+		i := 0
+		for i < len(b) && a[i] == b[i] {
+			i++
+		}
+		return a[i+1:] == b[i:]
+	}
+	return false
 }
 
 func supportedServices() string {

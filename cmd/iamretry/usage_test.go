@@ -44,6 +44,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"policy", "get", "--resource", "projects/p q"}, "must not contain white space"},
 		{[]string{"policy", "get", "--resource", "//storage.googleapis.com/projects/_/buckets/b"}, "does not reach storage.googleapis.com"},
 		{[]string{"policy", "get", "--resource", "projects/p/topics/t"}, "give the full resource name, //SERVICE/projects/p/topics/t"},
+		{[]string{"policy", "get", "--resource", "project/p"}, `--resource "project/p": did you mean projects/p?`},
+		{[]string{"policy", "get", "--resource", "projects/p/serviceAcounts/a@p.iam.gserviceaccount.com"}, "did you mean projects/p/serviceAccounts/a@p.iam.gserviceaccount.com?"},
 		{[]string{"policy", "get", "--resource", "projects/p", "--insecure"}, "--insecure turns off TLS and credentials for --endpoint"},
 		{[]string{"policy", "get", "--resource", "projects/p", "--endpoint", "localhost"}, `--endpoint "localhost": want HOST:PORT`},
 		{[]string{"policy", "get", "--resource", "projects/p", "--role", "roles/viewer"}, "flag provided but not defined: -role"},
