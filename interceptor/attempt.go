@@ -8,10 +8,10 @@ import (
 	"github.com/iamretry/iamretry/codes"
 )
 
-// Attempt is one report to observers (WithObserver): a failed attempt and
-// what the Retrier decided, a WaitVisible good read short of its count
-// (Reason Confirming, Err nil), or the end of a retried call that succeeded
-// (Reason Succeeded, Err nil). A call that succeeds at once reports nothing.
+// Attempt is one report to observers (WithObserver): a failed attempt and what
+// was decided, a WaitVisible good read (Reason Confirming), or the success of
+// a call that was retried (Reason Succeeded). A call that succeeds at once
+// reports nothing.
 type Attempt struct {
 	Method   string        // the gRPC method ("/google.iam.v1.IAMPolicy/GetIamPolicy"), or a Do's or Transact's name
 	Resource string        // a read-modify-write's resource; "" elsewhere
@@ -118,9 +118,8 @@ func (r Reason) token() string {
 	return "unknown"
 }
 
-// MarshalText returns the reason's token, the value of iamretry.reason on
-// every outlet ("retry", "max_attempts", ...); encoding/json uses it. It fails
-// for a value that is not a Reason.
+// MarshalText returns the reason's token, iamretry.reason's value on every
+// outlet ("max_attempts", ...); it fails for a value that is not a Reason.
 func (r Reason) MarshalText() ([]byte, error) {
 	if int(r) >= len(reasonTokens) {
 		return nil, errors.New("iamretry: unknown Reason(" + strconv.Itoa(int(r)) + ")")

@@ -114,12 +114,11 @@ func (b *budget) withdraw(now time.Time) bool {
 	}
 }
 
-// WithRetryBudget sets the retry budget shared by a Retrier's calls (on by
-// default, starting full): retries may reach ratio of recent calls (saving up
-// at most 100) plus perSecond a second; a refused retry ends the call with its
-// last error (Reason BudgetExhausted). Conflict reruns spend none. ratio is 0
-// or in [MinBudgetRatio, 1], perSecond finite and >= 0, not both 0. A call
-// that succeeds at once pays one atomic load.
+// WithRetryBudget sets the budget shared by a Retrier's calls (on by default,
+// starting full): retries may reach ratio of recent calls (saving up at most
+// 100) plus perSecond a second; a refused retry ends the call with its last
+// error (Reason BudgetExhausted); conflict reruns spend none. ratio is 0 or in
+// [MinBudgetRatio, 1], perSecond finite and >= 0, not both 0.
 func WithRetryBudget(ratio, perSecond float64) Option {
 	return func(c *config) {
 		bad := false

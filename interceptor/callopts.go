@@ -50,9 +50,9 @@ var (
 func Disable() grpc.CallOption { return disableOpt }
 
 // RetryNotFound returns a call option that makes one call retry NOT_FOUND
-// (404), for a read that follows a create; even an unsafe method is retried
-// on it (the server did nothing). Not for a delete: a replayed delete meets
-// NOT_FOUND for its own success. RetryNotFoundContext works on every face.
+// (404), for a read that follows a create, even on an unsafe method. Not for a
+// delete, whose replay meets NOT_FOUND for its own success.
+// RetryNotFoundContext works on every face.
 func RetryNotFound() grpc.CallOption { return notFoundOpt }
 
 // CallDeadline returns a call option that sets this call's retry deadline in

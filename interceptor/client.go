@@ -23,17 +23,13 @@ import (
 // cloudPlatformScope is the scope NewRESTClient asks for when opts name none.
 const cloudPlatformScope = "https://www.googleapis.com/auth/cloud-platform"
 
-// NewClient builds a cloud.google.com/go (GAPIC) gRPC client wired to r:
-//
-//	client, err := interceptor.NewClient(ctx, r, admin.NewIamClient, opts...)
-//
-// It adds r's interceptor as a dial option (after any interceptor in opts),
-// turns gax's own retries off (also the LROClient's), and makes each method's
-// gax timeout its per-attempt timeout unless r or the call has one, so that
-// r's retry deadline governs. For REST constructors use NewRESTClient.
-// Bad input (a nil or unbuilt r, a nil newClient or option,
-// option.WithGRPCConn, a REST constructor) gets an error naming it and no
-// client; newClient's own error is returned unchanged.
+// NewClient builds a GAPIC gRPC client wired to r, as in
+// interceptor.NewClient(ctx, r, admin.NewIamClient, opts...): it adds r's
+// interceptor as a dial option, turns gax's own retries off (the LROClient's
+// too), and makes each method's gax timeout its per-attempt timeout unless r
+// or the call has one, so that r's deadline governs. Bad input (a nil or
+// unbuilt r, a nil option, option.WithGRPCConn, a REST constructor) gets an
+// error naming it and no client; newClient's error is returned unchanged.
 func NewClient[C any](ctx context.Context, r *Retrier, newClient func(context.Context, ...option.ClientOption) (C, error), opts ...option.ClientOption) (C, error) {
 	var zero C
 	const fn = "NewClient"
@@ -70,13 +66,12 @@ func NewClient[C any](ctx context.Context, r *Retrier, newClient func(context.Co
 
 // NewRESTClient builds a GAPIC REST client or a discovery service (iam/v1's
 // NewService, ...) wired to r: r's RoundTripper wraps a copy of the
-// option.WithHTTPClient client, else the client transport/http.NewClient
-// builds from opts (cloud-platform scope unless named), without the
-// constructor's private defaults (mTLS endpoint selection: set
-// option.WithEndpoint). gax's retries are off, its longest timeout bounds
-// each attempt; pass gax.WithRetry(nil) to an operation's Poll and Wait.
-// Bad input (as NewClient's, a given client whose Timeout is shorter than r's
-// deadline, a gRPC constructor) gets an error naming it and no client.
+// option.WithHTTPClient client, else the one transport/http.NewClient builds
+// from opts (cloud-platform scope unless named; no automatic mTLS endpoint:
+// set option.WithEndpoint). gax's retries are off, its longest timeout bounds
+// each attempt; pass gax.WithRetry(nil) to an operation's Poll and Wait. Bad
+// input (as for NewClient, a client whose Timeout is shorter than r's
+// deadline) gets an error naming it and no client.
 func NewRESTClient[C any](ctx context.Context, r *Retrier, newClient func(context.Context, ...option.ClientOption) (C, error), opts ...option.ClientOption) (C, error) {
 	var zero C
 	const fn = "NewRESTClient"

@@ -5,9 +5,8 @@ import (
 	"time"
 )
 
-// Clock is a Retrier's time source for deadlines and waits (WithClock):
-// tests inject a virtual one, so that minutes of waits run at once. Sleep
-// returns nil after the whole wait, or ctx.Err() as soon as ctx ends.
+// Clock is a Retrier's time source (WithClock); tests inject a virtual one.
+// Sleep returns nil after the whole wait, or ctx.Err() once ctx ends.
 type Clock interface {
 	Now() time.Time
 	Sleep(ctx context.Context, d time.Duration) error

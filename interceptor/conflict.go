@@ -8,24 +8,16 @@ import (
 
 // ConflictBackoff is the schedule of a read-modify-write's reruns after a
 // concurrent change (ABORTED), given as ReadModifyWrite.Conflicts or to an
-// Updater; the zero value is ScaledConflicts. Conflicts and transient
-// failures count on exponents of their own. No wait exceeds maximum_backoff;
-// under a deadline shorter than their windows the spreading schedules draw
-// within 90% of the time left. BENCHMARKS.md gives the draws and figures.
+// Updater; w is one rerun's measured duration (100 ms until measured).
+// Conflicts and transient failures count on exponents of their own; no wait
+// exceeds maximum_backoff, and a short deadline narrows the spreading
+// schedules' draws. BENCHMARKS.md gives the draws and figures.
 type ConflictBackoff uint8
 
 const (
-	// ScaledConflicts, the default, scales its waits to w, the measured
-	// duration of one read-modify-write (100 ms until measured): most first
-	// waits within 6w, later ones spread until max(26 s, 100w) after the
-	// call's first conflict.
-	ScaledConflicts ConflictBackoff = iota
-	// SpreadConflicts, the previous default: a first wait log-uniform in
-	// [80 ms, 18 s), later ones within 27 s of the call's first conflict.
-	SpreadConflicts
-	// DocumentedConflicts waits the Retrier's Backoff, n counting conflicts
-	// only; under heavy contention some writers reach the deadline.
-	DocumentedConflicts
+	ScaledConflicts     ConflictBackoff = iota // the default: first waits mostly within 6w, later ones until max(26 s, 100w)
+	SpreadConflicts                            // the previous default: first log-uniform in [80 ms, 18 s), later within 27 s
+	DocumentedConflicts                        // the Retrier's Backoff, n counting conflicts: crowds reach the deadline
 )
 
 // String returns the constant's name.

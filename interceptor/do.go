@@ -6,13 +6,13 @@ import (
 	"time"
 )
 
-// Do runs f, and again after each failure the Retrier retries (Transient, or
-// Propagation with the 404 opt-in; classified with name as the method), on the
-// same schedule, deadline, cap and budget; the caller asserts f is safe to
-// repeat. Do owns f's calls: f must pass its ctx on, and an interceptor
-// beneath then leaves their retries to Do. Do not nest Do, WaitVisible or
-// Transact. It returns nil, f's last error unchanged, or, when ctx ends during
-// a wait, an error with the context's code wrapping it. A nil f is refused.
+// Do runs f, and again after each failure the Retrier retries (classified
+// with name as the method) on r's schedule, deadline, cap and budget; the
+// caller asserts f is safe to repeat. Do owns f's calls: f must pass its ctx
+// on, and an interceptor beneath leaves their retries to Do (do not nest Do,
+// WaitVisible or Transact). It returns nil, f's last error unchanged, or, when
+// ctx ends during a wait, an error with its code wrapping that. A nil f is
+// refused.
 func (r *Retrier) Do(ctx context.Context, name string, f func(context.Context) error) error {
 	r.mustBeBuilt("Retrier.Do")
 	if f == nil {

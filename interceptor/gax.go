@@ -11,15 +11,12 @@ import (
 
 var gaxOptionsType = reflect.TypeFor[[]gax.CallOption]()
 
-// DisableGAXRetries turns off a GAPIC client's own gax retries on a client
-// built by hand (NewClient and NewRESTClient do it), so that one layer
-// retries: it appends gax.WithRetry(nil) to a copy of each method's options.
-//
-//	if err := interceptor.DisableGAXRetries(client.CallOptions); err != nil { ... }
-//
-// A method's gax timeout still caps the whole call: give the call a context
-// deadline of your own, or gax.WithTimeout, to lift it. Anything but a
-// client's CallOptions is refused with an error saying what to pass.
+// DisableGAXRetries turns a GAPIC client's own gax retries off, so that one
+// layer retries: on a client built by hand (NewClient and NewRESTClient do
+// it), call DisableGAXRetries(client.CallOptions). It appends
+// gax.WithRetry(nil) to a copy of each method's options. A method's gax
+// timeout still caps the call: a context deadline of your own, or
+// gax.WithTimeout, lifts it. Anything else is refused, saying what to pass.
 func DisableGAXRetries(callOptions any) error {
 	typ, n, ok := appendGAX(callOptions, nil, gax.WithRetry(nil))
 	switch {

@@ -16,12 +16,10 @@ import (
 const AttemptMetadataKey = retry.AttemptMetadataKey
 
 // UnaryClientInterceptor returns r as a gRPC unary client interceptor, for a
-// client built by hand (with DisableGAXRetries):
-//
-//	option.WithGRPCDialOption(grpc.WithChainUnaryInterceptor(r.UnaryClientInterceptor()))
-//
-// A call that succeeds at once costs one pass over its call options: no
-// allocation, no clock read. The invoker is called at most once per attempt.
+// client built by hand (with DisableGAXRetries): pass it in
+// option.WithGRPCDialOption(grpc.WithChainUnaryInterceptor(...)). A call that
+// succeeds at once costs one pass over its call options, no allocation and no
+// clock read; the invoker is called at most once per attempt.
 func (r *Retrier) UnaryClientInterceptor() grpc.UnaryClientInterceptor {
 	r.mustBeBuilt("Retrier.UnaryClientInterceptor")
 	return r.intercept

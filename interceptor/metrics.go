@@ -35,10 +35,9 @@ const (
 // IAM methods (gRFC A66), so that the attribute's cardinality stays bounded.
 const otherMethod = "other"
 
-// MaxMixinMethods bounds the grpc.method values one MeterProvider gives the
-// IAM mixin methods of other services (".../Projects/GetIamPolicy"): later
-// ones, and other names, count as "other". SafeToRetry's table and the
-// Updaters' methods always get their own, so grpc.method stays bounded.
+// MaxMixinMethods bounds the grpc.method values a MeterProvider gives the IAM
+// mixin methods of other services (".../Projects/GetIamPolicy"); later ones,
+// and unknown names, are "other".
 const MaxMixinMethods = 100
 
 // maxMethodName is the longest method name given a grpc.method value of its
@@ -52,14 +51,13 @@ var (
 	delayBuckets = []float64{0, 0.00001, 0.00005, 0.0001, 0.0003, 0.0006, 0.0008, 0.001, 0.002, 0.003, 0.004, 0.005, 0.006, 0.008, 0.01, 0.013, 0.016, 0.02, 0.025, 0.03, 0.04, 0.05, 0.065, 0.08, 0.1, 0.13, 0.16, 0.2, 0.25, 0.3, 0.4, 0.5, 0.65, 0.8, 1, 2, 5, 10, 20, 50, 100}
 )
 
-// WithMeterProvider records through mp, on meter MeterName (after gRFC A96),
-// the counters iamretry.client.calls, iamretry.client.call.gave_up (by
-// iamretry.reason) and iamretry.client.call.stacked, the histograms
-// iamretry.client.call.retries and .retry_delay (s) of calls that retried, and
-// iamretry.policy.update.writes and .conflicts; the README describes each.
-// Attributes: grpc.method (bounded: MaxMixinMethods), grpc.status on errors.
-// Retriers given one mp share the instruments. A call that succeeds at once
-// costs one atomic add and no allocation. mp must not be nil.
+// WithMeterProvider records, through mp on meter MeterName (after gRFC A96),
+// iamretry.client.calls, .call.gave_up (by iamretry.reason), .call.stacked,
+// .call.retries and .call.retry_delay (s, of calls that retried), and
+// iamretry.policy.update.writes and .conflicts (the README describes each),
+// with grpc.method (bounded: MaxMixinMethods) and grpc.status on errors.
+// Retriers given one mp share them. A call that succeeds at once costs one
+// atomic add and no allocation. mp must not be nil.
 func WithMeterProvider(mp metric.MeterProvider) Option {
 	return func(c *config) {
 		if mp == nil {

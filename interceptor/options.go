@@ -57,10 +57,9 @@ func defaultConfig() config {
 
 func defaultClassify(_ string, err error) codes.Class { return codes.OfError(err) }
 
-// Option configures a Retrier (New), and so every face that runs on it.
-// Options apply in order, a later one overriding an earlier one (but
-// WithMaxBackoff wins over WithBackoff's Max either way). New refuses an
-// invalid option with an error naming it.
+// Option configures a Retrier (New). Options apply in order, the later
+// winning (but WithMaxBackoff wins over WithBackoff's Max either way); New
+// refuses an invalid one with an error naming it.
 type Option func(*config)
 
 func (c *config) fail(format string, args ...any) {
@@ -108,10 +107,9 @@ func WithMaxBackoff(d time.Duration) Option {
 }
 
 // WithDeadline sets how long a call keeps retrying from its first failure
-// (default DefaultDeadline; 0: none, then only the context's deadline and
-// WithMaxAttempts stop it; not negative). A wait that would end after it is
-// not started: the call ends with the server's last error. A sooner context
-// deadline wins.
+// (default DefaultDeadline; 0: none, only the context's deadline and the cap
+// stop it; not negative). A wait that would end after it, or after a sooner
+// context deadline, is not started: the call ends with the last error.
 func WithDeadline(d time.Duration) Option {
 	return func(c *config) {
 		if d < 0 {
@@ -135,12 +133,11 @@ func WithMaxAttempts(n int) Option {
 	}
 }
 
-// WithPerAttemptTimeout bounds each attempt by min(d, what is left of the
-// context and of the retry deadline); under Transact each Read and Write. An
-// attempt it cuts (failed at its deadline, or DEADLINE_EXCEEDED at most
-// min(d/10, 1 s) before it) is retried while the context lives, whatever the
-// classifier says. 0 (the default) means none; not negative. It runs on the
-// wall clock and costs a context and a timer per attempt.
+// WithPerAttemptTimeout bounds each attempt (under Transact each Read and
+// Write) by min(d, what is left of the context and the retry deadline). An
+// attempt it cuts (failed at its deadline, or DEADLINE_EXCEEDED within
+// min(d/10, 1 s) of it) is retried while the context lives. 0 (the default):
+// none; not negative. It costs a context and a wall-clock timer per attempt.
 func WithPerAttemptTimeout(d time.Duration) Option {
 	return func(c *config) {
 		if d < 0 {

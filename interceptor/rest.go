@@ -17,15 +17,13 @@ import (
 )
 
 // RoundTripper returns r's engine as an http.RoundTripper around base
-// (http.DefaultTransport when nil), for REST clients (NewRESTClient wires
-// one). A response of 400 or above is classified by its JSON status, else
-// its HTTP status; a transport failure of a live request (not TLS, context or
-// token errors) is UNAVAILABLE and keeps base's error chain. Safety is asked
-// under the gRPC method the request maps to (else "VERB /path": GET and HEAD
-// are safe); the wait is at least Retry-After or RetryInfo. Retries send a
-// clone with the body replayed; a retried response is drained and closed, the
-// last one returned unread. A success costs nothing beyond base when the
-// request has no body or has GetBody.
+// (http.DefaultTransport when nil). A response of 400 or above is classified
+// by its JSON status, else its HTTP status; a transport failure of a live
+// request (not TLS, context or token errors) is UNAVAILABLE, keeping base's
+// error chain. Safety is asked under the gRPC method the request maps to, else
+// "VERB /path"; the wait is at least Retry-After or RetryInfo. A retried
+// response is drained and closed, the last returned unread. A success costs
+// nothing beyond base for a request without a body or with GetBody.
 func (r *Retrier) RoundTripper(base http.RoundTripper) http.RoundTripper {
 	r.mustBeBuilt("Retrier.RoundTripper")
 	if base == nil {
@@ -113,10 +111,9 @@ type restCall struct {
 // the rest stays readable in the returned response.
 const maxErrorBody = 1 << 20
 
-// MaxReplayBody is the longest body without GetBody that the RoundTripper
-// buffers to replay (a policy is at most 64 KiB); a longer one, or one of a
-// request that may not be replayed, is streamed and sent once (Reason
-// BodyNotReplayable). A request with GetBody is never buffered.
+// MaxReplayBody is the longest body without GetBody the RoundTripper buffers
+// to replay; a longer one, or one of a request that may not be replayed, is
+// streamed and sent once (Reason BodyNotReplayable).
 const MaxReplayBody = 4 << 20
 
 // first runs the first attempt of a request that needs a per-attempt

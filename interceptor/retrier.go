@@ -13,9 +13,8 @@ import (
 )
 
 // Retrier retries failed IAM calls with truncated exponential backoff with
-// jitter. Build one with New and share it: it is immutable and safe for
-// concurrent use, and its calls share a budget and instruments. A method of a
-// Retrier not built by New panics; WaitVisible and Transact refuse one.
+// jitter. Build one with New and share it (immutable, safe for concurrent use;
+// its calls share a budget). A Retrier not built by New panics or is refused.
 type Retrier struct {
 	cfg    config
 	budget *budget  // nil: no budget

@@ -12,15 +12,14 @@ import (
 )
 
 // SafeToRetry is the default answer to "may this request, whose first attempt
-// may have committed, be sent again?" for method (the full gRPC name) and req
-// (its message, or nil). Reads (Get, List, Search, Query, Test, Lint,
-// BatchGet) are; etag writes (SetIamPolicy, UpdateRole, v2's UpdatePolicy and
-// DeletePolicy) only with an etag the server checks (and an update_mask that
-// is empty or names etag); deletes, undeletes, enables, disables and a service
-// account's name or description are; creates are not, CreateServiceAccountKey
-// never; IAMCredentials and Operations calls are; a REST "VERB /path" only for
-// GET and HEAD. It is pure, allocates nothing, and a WithSafeToRetry function
-// may call it.
+// may have committed, be sent again?" for a full gRPC method and its request
+// (or nil). Reads (Get, List, Search, Query, Test, Lint, BatchGet) are; etag
+// writes (SetIamPolicy, UpdateRole, v2's UpdatePolicy, DeletePolicy) only with
+// an etag the server checks (update_mask empty or naming etag); deletes,
+// undeletes, enables, disables, a service account's name or description are;
+// creates are not, CreateServiceAccountKey never; IAMCredentials and
+// Operations calls are; REST "VERB /path" only for GET and HEAD. It is pure
+// and allocates nothing: a WithSafeToRetry function may call it.
 func SafeToRetry(method string, req any) bool {
 	if verb, path, ok := strings.Cut(method, " "); ok && verb != "" && strings.HasPrefix(path, "/") {
 		// A REST request that maps to no gRPC method (the RoundTripper's

@@ -73,16 +73,14 @@ func (e *UnconfirmedError) Error() string {
 	return fmt.Sprintf("iamretry: WaitVisible(%s): %d of %d consecutive good reads; not confirmed visible yet", e.Name, e.Reads, e.Want)
 }
 
-// WaitVisible reads a resource created moments ago until ConsecutiveReads
-// reads in a row succeed (a bad read restarts the count) and returns the last
-// read's value. It retries NOT_FOUND, what r retries, and PERMISSION_DENIED
-// before the first good read (PermissionDeniedRetries), on r's engine as Do
-// does; it owns the reads (read must pass its ctx on), spacing good ones by
-// the backoff's Initial, outside the budget. It returns the last read's value
-// with nil, the last error unchanged, an *UnconfirmedError after a good read,
-// or a context-coded error wrapping one of those. A nil or unbuilt r or read,
-// an invalid option or a count above the attempt cap is refused before any
-// read.
+// WaitVisible reads a new resource until ConsecutiveReads reads in a row
+// succeed, spaced by the backoff's Initial, and returns the last read's value.
+// It retries NOT_FOUND, what r retries, and PERMISSION_DENIED before the first
+// good read (PermissionDeniedRetries), on r's engine as Do does, and owns the
+// reads: read must pass its ctx on. It returns the value with nil, the last
+// error unchanged, an *UnconfirmedError after a good read, or a context-coded
+// error wrapping one. A nil or unbuilt r, a nil read, an invalid option or a
+// count above the attempt cap is refused before any read.
 func WaitVisible[T any](ctx context.Context, r *Retrier, name string, read func(context.Context) (T, error), opts ...VisibleOption) (T, error) {
 	var zero T
 	c := visibleConfig{reads: DefaultConsecutiveReads, pdRetries: defaultPermissionDeniedRetries}
