@@ -36,15 +36,13 @@ var FullJitter Jitter = func(base time.Duration, r float64) time.Duration {
 	return w
 }
 
-// EqualJitter waits base/2 plus a uniform time in (0, base/2]: never less than
-// half the base, half of it spread.
+// EqualJitter waits base/2 plus a uniform time in (0, base/2].
 var EqualJitter Jitter = func(base time.Duration, r float64) time.Duration {
 	half := float64(base) / 2
 	return saturate(half + (1-r)*half)
 }
 
-// NoJitter waits exactly the base. Clients that failed together retry
-// together: use it only where a single client retries (tests, scripts).
+// NoJitter waits exactly the base: only for a single client (tests, scripts).
 var NoJitter Jitter = func(base time.Duration, _ float64) time.Duration {
 	return base
 }
@@ -69,10 +67,9 @@ func DefaultBackoff() Backoff {
 	return Backoff{Initial: time.Second, Multiplier: 2, Max: 32 * time.Second, Jitter: defaultJitter}
 }
 
-// Delay returns the wait before retry n (from 0) for a uniform r in [0, 1):
-// a pure function. An r outside [0, 1) is clamped into it, a negative n counts
-// as 0, and the wait is never negative, never above Max (when Max > 0), and
-// never overflows, however large n is.
+// Delay returns the wait before retry n (from 0) for a uniform r in [0, 1),
+// purely. An r outside [0, 1) is clamped, a negative n counts as 0; the wait
+// is never negative, above Max (when Max > 0), or an overflow, whatever n.
 func (b Backoff) Delay(n int, r float64) time.Duration {
 	if n < 0 {
 		n = 0

@@ -72,10 +72,10 @@ func CallMaxAttempts(n int) grpc.CallOption {
 }
 
 // CallPerAttemptTimeout returns a call option that gives each attempt of this
-// call its own timeout in place of WithPerAttemptTimeout's (0: none), costing
-// a context and a timer per attempt. A negative d fails the call at once with
-// INVALID_ARGUMENT. It is gRPC-only: a context form would cost every call a
-// lookup. Without the interceptor, every call option does nothing.
+// call its own timeout in place of WithPerAttemptTimeout's (0: none). A
+// negative d fails the call with INVALID_ARGUMENT. It is gRPC-only (a context
+// form would cost every call a lookup). Without the interceptor, every call
+// option does nothing.
 func CallPerAttemptTimeout(d time.Duration) grpc.CallOption {
 	// 0 needs the first attempt only on a Retrier with a per-attempt
 	// timeout of its own, and such a Retrier reads every call's options

@@ -68,10 +68,11 @@ func NewClient[C any](ctx context.Context, r *Retrier, newClient func(context.Co
 // NewService, ...) wired to r: r's RoundTripper wraps a copy of the
 // option.WithHTTPClient client, else the one transport/http.NewClient builds
 // from opts (cloud-platform scope unless named; no automatic mTLS endpoint:
-// set option.WithEndpoint). gax's retries are off, its longest timeout bounds
-// each attempt; pass gax.WithRetry(nil) to an operation's Poll and Wait. Bad
-// input (as for NewClient, a client whose Timeout is shorter than r's
-// deadline) gets an error naming it and no client.
+// set option.WithEndpoint); opts also reach the constructor, its option
+// validation off. gax's retries are off, its longest timeout bounds each
+// attempt; pass gax.WithRetry(nil) to an operation's Poll and Wait. Bad input
+// (as for NewClient, a client whose Timeout is shorter than r's deadline) gets
+// an error naming it and no client.
 func NewRESTClient[C any](ctx context.Context, r *Retrier, newClient func(context.Context, ...option.ClientOption) (C, error), opts ...option.ClientOption) (C, error) {
 	var zero C
 	const fn = "NewRESTClient"

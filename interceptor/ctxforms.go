@@ -21,10 +21,9 @@ func withFlag(ctx context.Context, f ctxforms.Flags) context.Context {
 	return ctxforms.With(ctx, k)
 }
 
-// DisableContext returns a context under which no face retries: a call made
-// with it returns its first failure. On an Update it stops transient retries,
-// never the reruns after a conflict. Like every context form it is read only
-// after a failure, so a call that succeeds at once pays nothing.
+// DisableContext returns a context under which no face retries (on an Update:
+// no transient retries; conflicts still rerun). Context forms are read only
+// after a failure: a call that succeeds at once pays nothing.
 func DisableContext(ctx context.Context) context.Context {
 	return withFlag(ctx, ctxforms.Disable)
 }

@@ -10,9 +10,8 @@ import (
 	"google.golang.org/grpc/metadata"
 )
 
-// AttemptMetadataKey ("x-retry-attempt", go-grpc-middleware's) is the outgoing
-// metadata key that numbers a retry: none on the first attempt, "1" on the
-// second, and so on.
+// AttemptMetadataKey ("x-retry-attempt", go-grpc-middleware's) numbers a
+// retry in its outgoing metadata (REST: a header): "1" on the second attempt.
 const AttemptMetadataKey = retry.AttemptMetadataKey
 
 // UnaryClientInterceptor returns r as a gRPC unary client interceptor, for a

@@ -21,9 +21,10 @@ func (r *Retrier) observe(ctx context.Context, a *Attempt) {
 // WithLogger logs through l (go-grpc-middleware's logging.Logger): Info for a
 // retry, an unsafe failure and a retried call that succeeded, Warn for a
 // give-up, Debug for a failure not retryable by nature and a WaitVisible good
-// read, with the metrics' keys and values (grpc.method, grpc.status,
-// iamretry.reason, waits in seconds; iamretry.name when grpc.method is
-// "other"). Not nil.
+// read. Fields, as the metrics name them: grpc.method, grpc.status,
+// iamretry.class, iamretry.attempt, iamretry.reason, iamretry.wait and
+// iamretry.elapsed (s), error; iamretry.name when grpc.method is "other".
+// Not nil.
 func WithLogger(l logging.Logger) Option {
 	return func(c *config) {
 		if l == nil {

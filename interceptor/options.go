@@ -195,9 +195,8 @@ func WithClock(clk Clock) Option {
 	}
 }
 
-// WithRandom sets the jitter's source of uniform float64s in [0, 1), called
-// once per retry (default math/rand/v2.Float64). It must be safe for
-// concurrent use and not nil.
+// WithRandom sets the jitter's source of uniform numbers in [0, 1) (default
+// math/rand/v2.Float64); f must be safe for concurrent use and not nil.
 func WithRandom(f func() float64) Option {
 	return func(c *config) {
 		if f == nil {
@@ -208,12 +207,11 @@ func WithRandom(f func() float64) Option {
 	}
 }
 
-// WithObserver adds f, called with the call's context (for a coalesced
-// Updater batch, its first caller's) and an Attempt after every failed
-// attempt, each WaitVisible good read short of its count, and the end of a
-// call that was retried (see Attempt); never on a call that succeeds at once.
-// Observers run in order, synchronously, on the calling goroutine: keep them
-// fast. Not nil.
+// WithObserver adds f, called with the call's context (a coalesced Updater
+// batch: its first caller's) and an Attempt after every failed attempt, each
+// WaitVisible good read short of its count, and the end of a call that was
+// retried; never on a call that succeeds at once. Observers run in order, on
+// the calling goroutine: keep them fast. Not nil.
 func WithObserver(f func(context.Context, Attempt)) Option {
 	return func(c *config) {
 		if f == nil {

@@ -22,8 +22,11 @@ import (
 // request (not TLS, context or token errors) is UNAVAILABLE, keeping base's
 // error chain. Safety is asked under the gRPC method the request maps to, else
 // "VERB /path"; the wait is at least Retry-After or RetryInfo. A retried
-// response is drained and closed, the last returned unread. A success costs
-// nothing beyond base for a request without a body or with GetBody.
+// response is drained and closed, the last returned unread (a nil Body reads
+// as empty; a failed read gives its bytes, then the error). A per-attempt
+// timeout runs until the body is closed; a call it ends wraps
+// context.DeadlineExceeded. A success costs nothing beyond base for a request
+// without a body or with GetBody.
 func (r *Retrier) RoundTripper(base http.RoundTripper) http.RoundTripper {
 	r.mustBeBuilt("Retrier.RoundTripper")
 	if base == nil {
