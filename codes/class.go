@@ -70,31 +70,14 @@ func Of(code grpccodes.Code) Class {
 	}
 }
 
-// OfError returns the retry class of an error. It sees through wrapping
-// (fmt.Errorf("...: %w", st.Err())) to the first error of the chain, in the
-// order errors.As walks it, that carries a code, and classifies it:
-//
-//   - a gRPC status: by its code with Of, except that a failure the client
-//     produced before the server could act is Permanent: a
-//     RESOURCE_EXHAUSTED of gRPC's own message size limits ("grpc: received
-//     message larger than max", "trying to send message larger than max"), an UNAVAILABLE caused by TLS certificate
-//     verification (unknown authority, expired, wrong host name, a
-//     certificate the server refused) and an INTERNAL "grpc: error while
-//     marshaling" (a request gRPC cannot encode, such as invalid UTF-8 in a
-//     string field). Retrying cannot change either.
-//   - a REST error, *googleapi.Error (google.golang.org/api) or gax's
-//     *apierror.APIError of a REST call: by the JSON error body's "status"
-//     (such as "ABORTED" or "ALREADY_EXISTS", both HTTP 409) when it has one,
-//     classified as its gRPC code is; else by the HTTP status: 500, 502, 503,
-//     504 Transient, 404 Propagation, 409 Conflict, 429 Transient (a quota
-//     rejection: the interceptor waits its RetryInfo or Retry-After header,
-//     else at least 30 s), anything else Permanent.
-//
-// A nil error, an error that carries neither (it is never read as UNKNOWN
-// to classify it), and a context error of the
-// caller (context.Canceled or context.DeadlineExceeded, however wrapped) are
-// Permanent: retrying cannot help them. A gRPC status error as gRPC returns
-// it is classified without allocating.
+// OfError returns the retry class of an error, from the first error of its
+// chain (in errors.As order) that carries a code: a gRPC status by its code
+// with Of, except the client-side failures the package doc lists (Permanent);
+// a REST error (*googleapi.Error, gax's *apierror.APIError) by its JSON body's
+// "status" when it has one, else by its HTTP status as in the package's
+// table (429 Transient). A nil error, one that carries no code, and the
+// caller's context.Canceled or context.DeadlineExceeded however wrapped are
+// Permanent. A gRPC status error as gRPC returns it costs no allocation.
 func OfError(err error) Class {
 	if err == nil {
 		return Permanent

@@ -18,8 +18,9 @@
 // Failures the client produced before the server could act are Permanent
 // whatever their code: a RESOURCE_EXHAUSTED of gRPC's own message size
 // limits, an UNAVAILABLE caused by TLS certificate verification
-// (unknown authority, expired, host name mismatch) and an INTERNAL "grpc:
-// error while marshaling" (a request that cannot be encoded).
+// (unknown authority, expired, host name mismatch, a certificate the server
+// refused) and an INTERNAL "grpc: error while marshaling" (a request that
+// cannot be encoded, such as invalid UTF-8 in a string field).
 //
 // [OfError] classifies gRPC status errors and the errors of REST calls
 // (*googleapi.Error, and gax's *apierror.APIError): by the JSON error body's

@@ -8,79 +8,39 @@ import (
 	"github.com/iamretry/iamretry/codes"
 )
 
-// Attempt describes one failed attempt and what the Retrier decided about
-// it. Observers (WithObserver) receive one after every failed attempt, one
-// with Reason Confirming and Err nil after each good WaitVisible read short
-// of its count, and one more, with Reason Succeeded and Err nil, when a call
-// that was retried succeeds. A call that succeeds at once reports nothing.
+// Attempt is one report to observers (WithObserver): a failed attempt and what
+// was decided, a WaitVisible good read (Reason Confirming), or the success of
+// a call that was retried (Reason Succeeded). A call that succeeds at once
+// reports nothing.
 type Attempt struct {
-	// Method is the full gRPC method ("/google.iam.v1.IAMPolicy/GetIamPolicy"),
-	// the name given to Retrier.Do, or policy.UpdateMethod for a policy
-	// Updater's read-modify-write (a Transact's Method).
-	Method string
-	// Resource is the resource of a read-modify-write (Transact, a policy
-	// Updater), ""
-	// elsewhere: nothing needs to parse it out of Method.
-	Resource string
-	// N is the attempt's number: 1 for the first attempt.
-	N int
-	// Err is the error the attempt failed with; nil in the final report of a
-	// call that succeeded after retries (Reason Succeeded).
-	Err error
-	// Class is Err's retry class (the zero Class, Permanent, when Err is nil).
-	Class codes.Class
-	// Wait is the wait before the next attempt; 0 when none follows.
-	Wait time.Duration
-	// Elapsed is the time since the call's first failure (0 for the first
-	// attempt): the success path reads no clock, so the call's start is not
-	// known.
-	Elapsed time.Duration
-	// Retrying tells whether another attempt follows.
-	Retrying bool
-	// Reason says why the Retrier retries or stops.
-	Reason Reason
+	Method   string        // the gRPC method ("/google.iam.v1.IAMPolicy/GetIamPolicy"), or a Do's or Transact's name
+	Resource string        // a read-modify-write's resource; "" elsewhere
+	N        int           // the attempt's number, from 1
+	Err      error         // the attempt's error; nil with Reason Succeeded or Confirming
+	Class    codes.Class   // Err's retry class (Permanent when Err is nil)
+	Wait     time.Duration // the wait before the next attempt; 0 when none follows
+	Elapsed  time.Duration // time since the call's first failure (0 on the first attempt)
+	Retrying bool          // another attempt follows
+	Reason   Reason        // why the Retrier retries or stops
 }
 
 // Reason says why a Retrier retried a failed attempt or stopped.
 type Reason uint8
 
 const (
-	// Retry: the failure is retryable and the schedule allows another attempt.
-	Retry Reason = iota
-	// NotRetryable: the failure's class is not retried (Permanent, Conflict
-	// outside a read-modify-write, Propagation without the opt-in).
-	NotRetryable
-	// Unsafe: the failure is ambiguous (the server may have acted) and the
-	// method and request are not safe to send again.
-	Unsafe
-	// Disabled: the call passed Disable().
-	Disabled
-	// MaxAttempts: the call made as many attempts as WithMaxAttempts allows.
-	MaxAttempts
-	// DeadlineReached: the next wait would end after the retry deadline.
-	DeadlineReached
-	// ContextDeadline: the next wait would end after the context's deadline.
-	ContextDeadline
-	// ContextDone: the caller's context ended (during an attempt or a wait).
-	ContextDone
-	// BudgetExhausted: the Retrier's retry budget refused the retry
-	// (WithRetryBudget): too many of its recent calls were retries.
-	BudgetExhausted
-	// ServerPushback: the server asked not to retry, with a negative or
-	// malformed grpc-retry-pushback-ms trailer (WithPushback).
-	ServerPushback
-	// Succeeded: the final report of a call that was retried and whose
-	// attempt N succeeded (Err is nil, nothing follows).
-	Succeeded
-	// BodyNotReplayable: the failure would have been retried, but the REST
-	// request was sent once with its body streamed: it has no GetBody and
-	// either it was not to be replayed (unsafe to send again, retries
-	// disabled) or its body is longer than MaxReplayBody.
-	BodyNotReplayable
-	// Confirming: a WaitVisible read succeeded, short of the reads in a row
-	// it wants: another read follows after Wait. Err is nil; it is no
-	// failure, and its wait is no retry (nor counted or budgeted as one).
-	Confirming
+	Retry             Reason = iota // retryable, and the schedule allows another attempt
+	NotRetryable                    // a class not retried (Permanent, Conflict outside Transact, 404 without the opt-in)
+	Unsafe                          // ambiguous, and the request is not safe to send again
+	Disabled                        // retries turned off for the call
+	MaxAttempts                     // the attempt cap is reached
+	DeadlineReached                 // the next wait would end after the retry deadline
+	ContextDeadline                 // the next wait would end after the context's deadline
+	ContextDone                     // the caller's context ended
+	BudgetExhausted                 // the retry budget refused the retry
+	ServerPushback                  // the server's pushback trailer said not to retry
+	Succeeded                       // a retried call succeeded (Err nil, nothing follows)
+	BodyNotReplayable               // a REST body sent streamed (no GetBody; unsafe, or over MaxReplayBody)
+	Confirming                      // a WaitVisible good read; no failure, and its wait no retry
 )
 
 var reasonNames = [...]string{
@@ -158,11 +118,8 @@ func (r Reason) token() string {
 	return "unknown"
 }
 
-// MarshalText returns the reason as a token, the value of
-// iamretry.reason on the logs, instruments and spans: "retry",
-// "not_retryable", "unsafe", "deadline", "budget", ... It fails for a value
-// that is none of the Reasons above. encoding/json writes a Reason as this
-// token.
+// MarshalText returns the reason's token, iamretry.reason's value on every
+// outlet ("max_attempts", ...); it fails for a value that is not a Reason.
 func (r Reason) MarshalText() ([]byte, error) {
 	if int(r) >= len(reasonTokens) {
 		return nil, errors.New("iamretry: unknown Reason(" + strconv.Itoa(int(r)) + ")")

@@ -8,17 +8,13 @@ import (
 // maxDuration is the longest time.Duration; Delay never goes past it.
 const maxDuration = time.Duration(math.MaxInt64)
 
-// Jitter spreads a wait around its exponential base so that clients that
-// failed together do not retry together. It receives the truncated base of
-// retry n and a fresh uniform r in [0, 1) for that retry, and returns the
-// wait. Backoff.Delay clamps what a Jitter returns into [0, Backoff.Max], so
-// a Jitter needs no bounds checks of its own.
+// Jitter spreads a wait around its base so that clients that failed together
+// do not retry together: given retry n's truncated base and a fresh uniform r
+// in [0, 1), it returns the wait, which Backoff.Delay clamps into [0, Max].
 type Jitter func(base time.Duration, r float64) time.Duration
 
-// AdditiveJitter returns the jitter of Google's IAM guidance: base plus a
-// random fraction of max (the guidance: a random fraction of a second, max =
-// 1 s, which is what DefaultBackoff uses). The result lies in
-// [base, base+max).
+// AdditiveJitter returns the guidance's jitter, base plus a random fraction of
+// max, in [base, base+max); DefaultBackoff's max is 1 s.
 func AdditiveJitter(max time.Duration) Jitter {
 	m := float64(max)
 	return func(base time.Duration, r float64) time.Duration {
@@ -30,8 +26,8 @@ func AdditiveJitter(max time.Duration) Jitter {
 	}
 }
 
-// FullJitter waits a uniform time in (0, base]: the spread is widest, which
-// best breaks up a herd, but a retry can come almost at once.
+// FullJitter waits a uniform time in (0, base]: the widest spread, but a retry
+// can come almost at once.
 var FullJitter Jitter = func(base time.Duration, r float64) time.Duration {
 	w := saturate((1 - r) * float64(base))
 	if w <= 0 && base > 0 {
@@ -40,15 +36,13 @@ var FullJitter Jitter = func(base time.Duration, r float64) time.Duration {
 	return w
 }
 
-// EqualJitter waits base/2 plus a uniform time in (0, base/2]: never less than
-// half the base, half of it spread.
+// EqualJitter waits base/2 plus a uniform time in (0, base/2].
 var EqualJitter Jitter = func(base time.Duration, r float64) time.Duration {
 	half := float64(base) / 2
 	return saturate(half + (1-r)*half)
 }
 
-// NoJitter waits exactly the base. Clients that failed together retry
-// together: use it only where a single client retries (tests, scripts).
+// NoJitter waits exactly the base: only for a single client (tests, scripts).
 var NoJitter Jitter = func(base time.Duration, _ float64) time.Duration {
 	return base
 }
@@ -56,42 +50,26 @@ var NoJitter Jitter = func(base time.Duration, _ float64) time.Duration {
 // defaultJitter is the documented jitter, built once.
 var defaultJitter = AdditiveJitter(time.Second)
 
-// Backoff is truncated exponential backoff with jitter. The wait before
-// retry n (n from 0) is
-//
-//	base(n) = min(Initial * Multiplier^n, Max)
-//	wait(n) = min(Jitter(base(n), r), Max)
-//
-// With DefaultBackoff this is the IAM guidance's min(2^n + random_fraction,
+// Backoff is truncated exponential backoff with jitter: retry n (from 0)
+// waits min(Jitter(min(Initial*Multiplier^n, Max), r), Max), which with
+// DefaultBackoff is the guidance's min(2^n + random_fraction,
 // maximum_backoff) seconds.
 type Backoff struct {
-	// Initial is the base of the first retry's wait. It must be > 0.
-	Initial time.Duration
-	// Multiplier grows the base from one retry to the next. It must be >= 1.
-	Multiplier float64
-	// Max is the guidance's maximum_backoff: no wait is longer. It must be
-	// >= Initial.
-	Max time.Duration
-	// Jitter spreads each wait; nil means the documented one,
-	// AdditiveJitter(time.Second).
-	Jitter Jitter
+	Initial    time.Duration // the first retry's base; > 0
+	Multiplier float64       // grows the base from one retry to the next; >= 1
+	Max        time.Duration // the guidance's maximum_backoff; >= Initial
+	Jitter     Jitter        // nil: AdditiveJitter(time.Second)
 }
 
-// DefaultBackoff returns the IAM guidance's backoff: Initial 1 s,
-// Multiplier 2, Max 32 s (the guidance says 32 or 64), and a random fraction
-// of a second added to each wait.
+// DefaultBackoff returns the guidance's backoff: Initial 1 s, Multiplier 2,
+// Max 32 s, and a random fraction of a second added to each wait.
 func DefaultBackoff() Backoff {
 	return Backoff{Initial: time.Second, Multiplier: 2, Max: 32 * time.Second, Jitter: defaultJitter}
 }
 
-// Delay returns the wait before retry n (n = 0 for the first retry) given a
-// uniform r in [0, 1). It is a pure function: the same n and r always give the
-// same wait. An r outside [0, 1) (a random source that breaks WithRandom's
-// contract: 1, negative, NaN, infinite) is clamped into it before the Jitter
-// sees it, so it can never turn the schedule into waits of 0. The wait is never negative and never above Max (when Max > 0),
-// however large n is: the base is computed in floating point and truncated
-// before it can overflow, and a negative n counts as 0. A Backoff with
-// Max <= 0 is not truncated, but still never overflows time.Duration.
+// Delay returns the wait before retry n (from 0) for a uniform r in [0, 1),
+// purely. An r outside [0, 1) is clamped, a negative n counts as 0; the wait
+// is never negative, above Max (when Max > 0), or an overflow, whatever n.
 func (b Backoff) Delay(n int, r float64) time.Duration {
 	if n < 0 {
 		n = 0

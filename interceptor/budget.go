@@ -7,12 +7,10 @@ import (
 	"time"
 )
 
-// Defaults of the retry budget (WithRetryBudget).
+// Defaults of the retry budget (WithRetryBudget): retries may reach 20% of
+// recent calls, plus 10 a second so that a process with few calls can retry.
 const (
-	// DefaultBudgetRatio lets retries reach 20% of recent calls.
-	DefaultBudgetRatio = 0.2
-	// DefaultBudgetPerSecond lets 10 retries a second through on top of the
-	// ratio, so that a process with few calls can still retry.
+	DefaultBudgetRatio     = 0.2
 	DefaultBudgetPerSecond = 10
 )
 
@@ -26,9 +24,8 @@ const budgetBank = 100
 // ratio above 0 it can count.
 const micro = 1_000_000
 
-// MinBudgetRatio is the smallest ratio above 0 that WithRetryBudget accepts:
-// one retry per million calls. A smaller one would round to no deposit at
-// all, and is refused rather than silently turned into 0.
+// MinBudgetRatio is the smallest ratio above 0 WithRetryBudget accepts (one
+// retry per million calls); a smaller one is refused, not rounded to 0.
 const MinBudgetRatio = 1.0 / micro
 
 // budget is a Retrier's retry budget, shared by all its calls, in the
@@ -117,14 +114,11 @@ func (b *budget) withdraw(now time.Time) bool {
 	}
 }
 
-// WithRetryBudget sets the Retrier's retry budget, shared by all its calls:
-// retries may reach ratio of recent calls (the ratio part saves up at most
-// 100 retries: the last 100/ratio calls) plus perSecond a second. A retry
-// it refuses is not made: the call returns its last error at once (Reason
-// BudgetExhausted). On by default (DefaultBudgetRatio, DefaultBudgetPerSecond),
-// starting full. A conflict's reruns spend none. ratio must be 0 or in
-// [MinBudgetRatio, 1], perSecond finite and >= 0, not both 0 (to never retry
-// use WithMaxAttempts(1)). A call that succeeds at once pays one atomic load.
+// WithRetryBudget sets the budget shared by a Retrier's calls (on by default,
+// starting full): retries may reach ratio of recent calls (saving up at most
+// 100) plus perSecond a second; a refused retry ends the call with its last
+// error (Reason BudgetExhausted); conflict reruns spend none. ratio is 0 or in
+// [MinBudgetRatio, 1], perSecond finite and >= 0, not both 0.
 func WithRetryBudget(ratio, perSecond float64) Option {
 	return func(c *config) {
 		bad := false
@@ -151,9 +145,8 @@ func WithRetryBudget(ratio, perSecond float64) Option {
 	}
 }
 
-// WithoutRetryBudget turns the retry budget off: every retry the schedule
-// allows is made. Use it where something else bounds retries (a single
-// client, a test), not in a fleet.
+// WithoutRetryBudget turns the retry budget off, for where something else
+// bounds retries (one client, a test), not in a fleet.
 func WithoutRetryBudget() Option {
 	return func(c *config) { c.budgetOff = true }
 }

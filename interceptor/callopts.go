@@ -44,55 +44,38 @@ var (
 	notFoundOpt = &callOption{kind: callNotFound}
 )
 
-// Disable returns a call option that turns retries off for one call: its
-// first failure is returned as it is. On a cloud.google.com/go client pass it
-// through gax: client.GetIamPolicy(ctx, req, gax.WithGRPCOptions(interceptor.Disable())).
-// A gRPC call option is ignored by a REST client: DisableContext is the
-// form that works on every face and transport.
+// Disable returns a call option that turns retries off for one call, passed
+// through gax: gax.WithGRPCOptions(interceptor.Disable()). REST clients
+// ignore it: DisableContext works on every face.
 func Disable() grpc.CallOption { return disableOpt }
 
 // RetryNotFound returns a call option that makes one call retry NOT_FOUND
-// (HTTP 404) as a transient failure: use it for a read that follows the
-// creation of the resource it reads, since IAM reads are eventually
-// consistent. A NOT_FOUND is a definite rejection (the server did nothing),
-// so it is retried even on a method that is not safe to replay
-// (CreateServiceAccountKey on an account created moments ago); ambiguous
-// failures of such a method are still never retried. Do not pass it to a
-// delete: a delete replayed after a lost answer meets NOT_FOUND because it
-// succeeded, and would retry its own success until the deadline.
-// RetryNotFoundContext is the form that works on every face and transport.
+// (404), for a read that follows a create, even on an unsafe method. Not for a
+// delete, whose replay meets NOT_FOUND for its own success.
+// RetryNotFoundContext works on every face.
 func RetryNotFound() grpc.CallOption { return notFoundOpt }
 
-// CallDeadline returns a call option that sets this call's retry deadline
-// in place of the Retrier's (WithDeadline): how long it keeps retrying from
-// its first failure; 0 means none of its own. The call's context deadline
-// still wins when sooner, and on a client built by hand a GAPIC method's
-// own timeout is such a deadline (the package doc's "Wiring a client" says
-// how to lift it). DeadlineContext is the form for every face. A negative d
-// fails the call at once with INVALID_ARGUMENT naming the option. On a
-// connection without the interceptor the option does nothing.
+// CallDeadline returns a call option that sets this call's retry deadline in
+// place of WithDeadline's (0: none of its own); a sooner context deadline
+// still wins. A negative d fails the call at once with INVALID_ARGUMENT.
+// DeadlineContext works on every face.
 func CallDeadline(d time.Duration) grpc.CallOption {
 	return &callOption{kind: callDeadline, d: d, early: d < 0}
 }
 
 // CallMaxAttempts returns a call option that caps this call's attempts, the
-// first included, in place of the Retrier's cap (WithMaxAttempts): 1 never
-// retries, 0 means no cap (the deadline rules). A negative n fails the call
-// at once with INVALID_ARGUMENT naming the option, before anything is sent.
-// On a connection without the interceptor the option does nothing.
-// MaxAttemptsContext is the form of this option for every face.
+// first included, in place of WithMaxAttempts's (1: no retry, 0: no cap). A
+// negative n fails the call at once with INVALID_ARGUMENT.
+// MaxAttemptsContext works on every face.
 func CallMaxAttempts(n int) grpc.CallOption {
 	return &callOption{kind: callMaxAttempts, n: n, early: n < 0}
 }
 
-// CallPerAttemptTimeout returns a call option that gives each attempt of
-// this call its own timeout, in place of the Retrier's
-// (WithPerAttemptTimeout), by the same rules; 0 means none for this call.
-// A d above 0 costs a context and a timer per attempt, the first included.
-// A negative d fails the call at once with INVALID_ARGUMENT naming the
-// option. On a connection without the interceptor the option does nothing.
-// It is gRPC-only and has no context form: that would cost every call a
-// context lookup on the success path.
+// CallPerAttemptTimeout returns a call option that gives each attempt of this
+// call its own timeout in place of WithPerAttemptTimeout's (0: none). A
+// negative d fails the call with INVALID_ARGUMENT. It is gRPC-only (a context
+// form would cost every call a lookup). Without the interceptor, every call
+// option does nothing.
 func CallPerAttemptTimeout(d time.Duration) grpc.CallOption {
 	// 0 needs the first attempt only on a Retrier with a per-attempt
 	// timeout of its own, and such a Retrier reads every call's options

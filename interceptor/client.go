@@ -23,22 +23,13 @@ import (
 // cloudPlatformScope is the scope NewRESTClient asks for when opts name none.
 const cloudPlatformScope = "https://www.googleapis.com/auth/cloud-platform"
 
-// NewClient builds a cloud.google.com/go (GAPIC) gRPC client wired to r:
-//
-//	client, err := interceptor.NewClient(ctx, r, admin.NewIamClient, opts...)
-//
-// It adds r's interceptor as a dial option (after any interceptor opts
-// give), turns gax's own retries off for every method (and of the client's
-// LROClient), and makes each method's gax timeout that method's per-attempt
-// timeout, unless r or the call has one, so that r's retry deadline governs
-// the call. The caller's context still wins. For REST constructors and
-// discovery NewService, use NewRESTClient.
-//
-// Bad input gets an error naming it and no client (one already built is
-// closed): a nil or unbuilt r, a nil newClient, a nil option or
-// option.WithGRPCConn in opts, a REST constructor or a client without
-// Connection or CallOptions, a nil client. newClient's own error is
-// returned unchanged.
+// NewClient builds a GAPIC gRPC client wired to r, as in
+// interceptor.NewClient(ctx, r, admin.NewIamClient, opts...): it adds r's
+// interceptor as a dial option, turns gax's own retries off (the LROClient's
+// too), and makes each method's gax timeout its per-attempt timeout unless r
+// or the call has one, so that r's deadline governs. Bad input (a nil or
+// unbuilt r, a nil option, option.WithGRPCConn, a REST constructor) gets an
+// error naming it and no client; newClient's error is returned unchanged.
 func NewClient[C any](ctx context.Context, r *Retrier, newClient func(context.Context, ...option.ClientOption) (C, error), opts ...option.ClientOption) (C, error) {
 	var zero C
 	const fn = "NewClient"
@@ -73,20 +64,15 @@ func NewClient[C any](ctx context.Context, r *Retrier, newClient func(context.Co
 	return c, nil
 }
 
-// NewRESTClient builds a GAPIC REST client (iamapi.NewIamPolicyRESTClient,
-// ...) or a discovery service (iam/v1.NewService, ...) wired to r:
-//
-//	svc, err := interceptor.NewRESTClient(ctx, r, iam.NewService, opts...)
-//
-// r's RoundTripper wraps the transport of a copy of the option.WithHTTPClient
-// client, or of one built from opts (the package doc's "Wiring a client").
-// gax's retries are off and its timeouts bound each attempt; an operation's
-// Poll and Wait need gax.WithRetry(nil) (the operations client is private).
-//
-// Bad input gets an error naming it and no client: a nil or unbuilt r or
-// constructor, a nil option, option.WithGRPCConn, a given client whose Timeout
-// is shorter than r's deadline or whose Transport is a Retrier's, a gRPC
-// constructor (use NewClient). The constructor's own error is unchanged.
+// NewRESTClient builds a GAPIC REST client or a discovery service (iam/v1's
+// NewService, ...) wired to r: r's RoundTripper wraps a copy of the
+// option.WithHTTPClient client, else the one transport/http.NewClient builds
+// from opts (cloud-platform scope unless named; no automatic mTLS endpoint:
+// set option.WithEndpoint); opts also reach the constructor, its option
+// validation off. gax's retries are off, its longest timeout bounds each
+// attempt; pass gax.WithRetry(nil) to an operation's Poll and Wait. Bad input
+// (as for NewClient, a client whose Timeout is shorter than r's deadline) gets
+// an error naming it and no client.
 func NewRESTClient[C any](ctx context.Context, r *Retrier, newClient func(context.Context, ...option.ClientOption) (C, error), opts ...option.ClientOption) (C, error) {
 	var zero C
 	const fn = "NewRESTClient"

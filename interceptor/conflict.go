@@ -7,40 +7,17 @@ import (
 )
 
 // ConflictBackoff is the schedule of a read-modify-write's reruns after a
-// concurrent change (ABORTED: another writer moved the object's etag between
-// the read and the write). Only those reruns follow it, on an exponent of
-// their own: a conflict never lengthens the wait after a transient failure,
-// nor a transient failure the wait after a conflict. Give it as
-// ReadModifyWrite.Conflicts, or to an Updater with WithConflictBackoff; the
-// default (the zero value) is ScaledConflicts.
+// concurrent change (ABORTED), given as ReadModifyWrite.Conflicts or to an
+// Updater; w is one rerun's measured duration (100 ms until measured).
+// Conflicts and transient failures count on exponents of their own; no wait
+// exceeds maximum_backoff, and a short deadline narrows the spreading
+// schedules' draws. BENCHMARKS.md gives the draws and figures.
 type ConflictBackoff uint8
 
 const (
-	// ScaledConflicts is the default: its waits are on the scale of w, the
-	// read-modify-write's own duration (read to write answered), which
-	// Transact measures on each rerun (100 ms until it has; an Update that
-	// succeeds at once reads no clock). The first rerun waits, with
-	// probability 0.6, a log-uniform time in [3w/4, 6w), else a uniform one
-	// in [6w, 45w); each later one a uniform time in (L, W], W what is left of
-	// the horizon T = max(26 s, 100w) after the call's first conflict (at
-	// least max(1 s, 10w)), L what is left of T/6 (0 once past it). A
-	// deadline shorter than that and maximum_backoff bound it as for
-	// SpreadConflicts. BENCHMARKS.md gives the figures.
-	ScaledConflicts ConflictBackoff = iota
-	// SpreadConflicts was the default before ScaledConflicts. The first
-	// rerun after a conflict waits a log-uniform time in [80 ms, 18 s)
-	// (median 1.2 s); each later one a uniform time in (0, W], W what is left
-	// of 27 s after the call's first conflict, at least 1 s. Under a
-	// deadline shorter than that, each wait is drawn within 90% of the time
-	// left. No wait is longer than the Retrier's maximum_backoff.
-	SpreadConflicts
-	// DocumentedConflicts reruns after a conflict on the Retrier's Backoff:
-	// the guidance's min(2^n + random_fraction, maximum_backoff) by default,
-	// n counting the call's conflicts only (0 for the first rerun; transient
-	// failures have their own n). Under heavy contention (a hundred writers
-	// on one policy) some writers reach the deadline and lose their change;
-	// see BENCHMARKS.md's contention table.
-	DocumentedConflicts
+	ScaledConflicts     ConflictBackoff = iota // the default: first waits mostly within 6w, later ones until max(26 s, 100w)
+	SpreadConflicts                            // the previous default: first log-uniform in [80 ms, 18 s), later within 27 s
+	DocumentedConflicts                        // the Retrier's Backoff, n counting conflicts: crowds reach the deadline
 )
 
 // String returns the constant's name.

@@ -21,31 +21,23 @@ func withFlag(ctx context.Context, f ctxforms.Flags) context.Context {
 	return ctxforms.With(ctx, k)
 }
 
-// DisableContext returns a context under which no face retries: a gRPC call,
-// a REST request, Retrier.Do and WaitVisible made with it get their first
-// failure as it is. On an Updater's Update it stops the retries of transient
-// failures, never the reruns after a conflict (an Updater batches only
-// callers whose context forms are the same). It is the context form of Disable(),
-// read only after a failure: a call that succeeds at once pays nothing.
+// DisableContext returns a context under which no face retries (on an Update:
+// no transient retries; conflicts still rerun). Context forms are read only
+// after a failure: a call that succeeds at once pays nothing.
 func DisableContext(ctx context.Context) context.Context {
 	return withFlag(ctx, ctxforms.Disable)
 }
 
 // RetryNotFoundContext returns a context under which every face retries 404
-// NOT_FOUND as it retries Propagation failures: use it for a read that
-// follows the creation of what it reads (on an Update, for a grant to a
-// member that is not visible yet). It is the context form of
-// RetryNotFound(), with the same caveat: not for a delete.
+// NOT_FOUND, for a read that follows a create (on an Update, a grant to a
+// member not visible yet). Not for a delete (see RetryNotFound).
 func RetryNotFoundContext(ctx context.Context) context.Context {
 	return withFlag(ctx, ctxforms.NotFound)
 }
 
-// DeadlineContext returns a context that sets the retry deadline of the
-// calls made with it, on every face, in place of the Retrier's
-// (WithDeadline): how long a call keeps retrying from its first failure; 0
-// means none of its own. The context's own deadline still wins when sooner;
-// on a gRPC call a CallDeadline option wins over it. It is read only after
-// a failure. A negative d panics at once, naming the value.
+// DeadlineContext returns a context that sets the retry deadline of its calls
+// on every face, in place of WithDeadline's (0: none of its own). A sooner
+// context deadline, or a CallDeadline, wins. A negative d panics.
 func DeadlineContext(ctx context.Context, d time.Duration) context.Context {
 	if d < 0 {
 		panic(fmt.Sprintf("iamretry: DeadlineContext(ctx, %v): the retry deadline must be >= 0 (0: none of its own; the context's deadline rules)", d))
@@ -55,14 +47,10 @@ func DeadlineContext(ctx context.Context, d time.Duration) context.Context {
 	return ctxforms.With(ctx, k)
 }
 
-// MaxAttemptsContext returns a context that caps the attempts of the calls
-// made with it, the first included, on every face, in place of the
-// Retrier's cap (WithMaxAttempts): 1 never retries, 0 means no cap (the
-// deadline rules). On a policy Updater's Update the cap counts transient
-// retries only: reruns after a concurrent change never count toward it. On
-// a gRPC call a CallMaxAttempts option wins over it. It is read only after
-// a failure. A negative n is a programming error: MaxAttemptsContext panics
-// at once, naming the value.
+// MaxAttemptsContext returns a context that caps the attempts of its calls,
+// the first included, on every face, in place of WithMaxAttempts's (1: no
+// retry, 0: no cap); on an Update reruns after a conflict do not count. A
+// CallMaxAttempts wins. A negative n panics.
 func MaxAttemptsContext(ctx context.Context, n int) context.Context {
 	if n < 0 {
 		panic(fmt.Sprintf("iamretry: MaxAttemptsContext(ctx, %d): the attempt count must be >= 0 (0: no cap; 1: no retries)", n))

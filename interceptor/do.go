@@ -6,19 +6,13 @@ import (
 	"time"
 )
 
-// Do runs f, and runs it again after each failure the way the Retrier
-// retries a gRPC call: a Transient failure (or Propagation with the 404
-// opt-in), classified with name as the method, waits the same backoff within
-// the same deadline, attempt cap, budget and context; observers see each
-// failed attempt with Method name. A Conflict is not retried (Transact
-// reruns a whole read-modify-write). The caller asserts f is safe to run
-// again. Do owns what f runs: the context given to f is marked, and a
-// Retrier's interceptor or RoundTripper beneath passes its failures through.
-// f must pass that context on; do not nest owners (Do, WaitVisible, Transact).
-//
-// Do returns nil once f succeeds, or f's last error unchanged; when ctx ends
-// during a wait, an error with the context's code that wraps f's last error.
-// A nil f is refused with an error.
+// Do runs f, and again after each failure the Retrier retries (classified
+// with name as the method) on r's schedule, deadline, cap and budget; the
+// caller asserts f is safe to repeat. Do owns f's calls: f must pass its ctx
+// on, and an interceptor beneath leaves their retries to Do (do not nest Do,
+// WaitVisible or Transact). It returns nil, f's last error unchanged, or, when
+// ctx ends during a wait, an error with its code wrapping that. A nil f is
+// refused.
 func (r *Retrier) Do(ctx context.Context, name string, f func(context.Context) error) error {
 	r.mustBeBuilt("Retrier.Do")
 	if f == nil {

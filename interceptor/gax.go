@@ -11,18 +11,12 @@ import (
 
 var gaxOptionsType = reflect.TypeFor[[]gax.CallOption]()
 
-// DisableGAXRetries turns off the retries a cloud.google.com/go (GAPIC)
-// client makes on its own through gax, so that one layer retries (the
-// package doc's "Wiring a client" says why). NewClient and NewRESTClient do
-// this for you; use it on a client built by hand:
-//
-//	if err := interceptor.DisableGAXRetries(client.CallOptions); err != nil { ... }
-//
-// callOptions is a client's CallOptions field (a pointer to a struct of one
-// []gax.CallOption per method). It appends gax.WithRetry(nil) to a copy of
-// each method's options, keeping their timeouts. On a REST client it must go
-// with the Retrier's RoundTripper in its *http.Client, never alone. Anything
-// else is refused with an error that says what to pass.
+// DisableGAXRetries turns a GAPIC client's own gax retries off, so that one
+// layer retries: on a client built by hand (NewClient and NewRESTClient do
+// it), call DisableGAXRetries(client.CallOptions). It appends
+// gax.WithRetry(nil) to a copy of each method's options. A method's gax
+// timeout still caps the call: a context deadline of your own, or
+// gax.WithTimeout, lifts it. Anything else is refused, saying what to pass.
 func DisableGAXRetries(callOptions any) error {
 	typ, n, ok := appendGAX(callOptions, nil, gax.WithRetry(nil))
 	switch {

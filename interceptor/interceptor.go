@@ -10,30 +10,22 @@ import (
 	"google.golang.org/grpc/metadata"
 )
 
-// AttemptMetadataKey is the outgoing metadata key that carries a retry's
-// number: go-grpc-middleware's retry.AttemptMetadataKey ("x-retry-attempt"),
-// so servers already instrumented for it see ours too. As there, the first
-// attempt carries none, the second (the first retry) carries "1", and so on.
+// AttemptMetadataKey ("x-retry-attempt", go-grpc-middleware's) numbers a
+// retry in its outgoing metadata (REST: a header): "1" on the second attempt.
 const AttemptMetadataKey = retry.AttemptMetadataKey
 
-// UnaryClientInterceptor returns the Retrier as a gRPC unary client
-// interceptor. Add it to any cloud.google.com/go client with
-//
-//	option.WithGRPCDialOption(grpc.WithChainUnaryInterceptor(r.UnaryClientInterceptor()))
-//
-// A call that succeeds at once costs one pass over its call options and
-// nothing else: no allocation, no clock read. A failed call is retried as
-// the package documents; the error returned is the server's last one,
-// unchanged, so status.Code(err) is what the last attempt got. The invoker is
-// called at most once per attempt.
+// UnaryClientInterceptor returns r as a gRPC unary client interceptor, for a
+// client built by hand (with DisableGAXRetries): pass it in
+// option.WithGRPCDialOption(grpc.WithChainUnaryInterceptor(...)). A call that
+// succeeds at once costs one pass over its call options, no allocation and no
+// clock read; the invoker is called at most once per attempt.
 func (r *Retrier) UnaryClientInterceptor() grpc.UnaryClientInterceptor {
 	r.mustBeBuilt("Retrier.UnaryClientInterceptor")
 	return r.intercept
 }
 
 // UnaryClientInterceptor builds a Retrier from opts and returns its
-// interceptor. It panics with New's error when an option is invalid: use New
-// where the options come from configuration.
+// interceptor; it panics with New's error on an invalid option.
 func UnaryClientInterceptor(opts ...Option) grpc.UnaryClientInterceptor {
 	r, err := New(opts...)
 	if err != nil {

@@ -19,8 +19,7 @@ import (
 	"github.com/iamretry/iamretry/internal/iammethods"
 )
 
-// MeterName is the name of the OpenTelemetry meter the instruments are
-// created with (WithMeterProvider).
+// MeterName is the OpenTelemetry meter of WithMeterProvider's instruments.
 const MeterName = "github.com/iamretry/iamretry"
 
 // The instruments' names (WithMeterProvider documents each).
@@ -36,16 +35,9 @@ const (
 // IAM methods (gRFC A66), so that the attribute's cardinality stays bounded.
 const otherMethod = "other"
 
-// MaxMixinMethods bounds the grpc.method values the instruments of one
-// MeterProvider give the IAM methods of services outside SafeToRetry's table
-// (".../Svc/GetIamPolicy", SetIamPolicy, TestIamPermissions): the first
-// MaxMixinMethods distinct such methods get a value of their own, later
-// ones are recorded as "other", and so are names longer than
-// maxMethodName. The methods of the table, and this library's
-// read-modify-writes (policy.UpdateMethod, role.UpdateMethod,
-// deny.UpdateMethod), always get their own. grpc.method thus takes at most
-// len(table) + MaxMixinMethods + 4 values (those three and "other"), and
-// every per-method map of the Retrier is as bounded.
+// MaxMixinMethods bounds the grpc.method values a MeterProvider gives the IAM
+// mixin methods of other services (".../Projects/GetIamPolicy"); later ones,
+// and unknown names, are "other".
 const MaxMixinMethods = 100
 
 // maxMethodName is the longest method name given a grpc.method value of its
@@ -59,20 +51,13 @@ var (
 	delayBuckets = []float64{0, 0.00001, 0.00005, 0.0001, 0.0003, 0.0006, 0.0008, 0.001, 0.002, 0.003, 0.004, 0.005, 0.006, 0.008, 0.01, 0.013, 0.016, 0.02, 0.025, 0.03, 0.04, 0.05, 0.065, 0.08, 0.1, 0.13, 0.16, 0.2, 0.25, 0.3, 0.4, 0.5, 0.65, 0.8, 1, 2, 5, 10, 20, 50, 100}
 )
 
-// WithMeterProvider records the Retrier's OpenTelemetry instruments through
-// mp, on the meter MeterName (shaped after gRFC A96):
-//
-//	iamretry.client.calls             Int64ObservableCounter {call}     calls made (the denominator)
-//	iamretry.client.call.retries      Int64Histogram         {retry}    retries of one call, for calls that retried (buckets 1..5)
-//	iamretry.client.call.retry_delay  Float64Histogram       s          time one call waited between attempts, for calls that retried
-//	iamretry.client.call.gave_up      Int64Counter           {call}     calls that ended with a retryable error not retried, by iamretry.reason
-//	iamretry.policy.update.writes     Int64Counter           {write}    writes made by read-modify-writes (Transact, policy Updaters)
-//	iamretry.policy.update.conflicts  Int64Counter           {conflict} read-modify-writes rerun after a concurrent change
-//	iamretry.client.call.stacked      Int64Counter           {call}     calls a layer above retried after this Retrier had given up
-//
-// Attributes grpc.method (bounded: the package doc's "Metrics"), grpc.status
-// on errors, iamretry.reason on gave_up. A call that succeeds at once costs
-// one atomic add and no allocation. mp must not be nil.
+// WithMeterProvider records, through mp on meter MeterName (after gRFC A96),
+// iamretry.client.calls, .call.gave_up (by iamretry.reason), .call.stacked,
+// .call.retries and .call.retry_delay (s, of calls that retried), and
+// iamretry.policy.update.writes and .conflicts (the README describes each),
+// with grpc.method (bounded: MaxMixinMethods) and grpc.status on errors.
+// Retriers given one mp share them. A call that succeeds at once costs one
+// atomic add and no allocation. mp must not be nil.
 func WithMeterProvider(mp metric.MeterProvider) Option {
 	return func(c *config) {
 		if mp == nil {

@@ -18,17 +18,13 @@ func (r *Retrier) observe(ctx context.Context, a *Attempt) {
 	spanEvent(ctx, a)
 }
 
-// WithLogger logs each retry and each give-up through l, go-grpc-middleware's
-// logging.Logger (adapters exist for log/slog, zap, zerolog, logrus, ...):
-// Info for a retry, a failure not retried as unsafe, and a retried call that
-// succeeded; Warn for a retryable failure given up (the gave_up instrument's
-// reasons); Debug for a failure not retried by its nature (Permanent,
-// Conflict, 404 without the opt-in, Disable()) and a WaitVisible good read
-// (Confirming). Fields use the metrics' keys and values: grpc.method,
-// grpc.status and iamretry.class (on an error), iamretry.attempt,
-// iamretry.reason, iamretry.wait and iamretry.elapsed (seconds), error, and
-// iamretry.name (the call's own name) when grpc.method is "other". l must
-// not be nil.
+// WithLogger logs through l (go-grpc-middleware's logging.Logger): Info for a
+// retry, an unsafe failure and a retried call that succeeded, Warn for a
+// give-up, Debug for a failure not retryable by nature and a WaitVisible good
+// read. Fields, as the metrics name them: grpc.method, grpc.status,
+// iamretry.class, iamretry.attempt, iamretry.reason, iamretry.wait and
+// iamretry.elapsed (s), error; iamretry.name when grpc.method is "other".
+// Not nil.
 func WithLogger(l logging.Logger) Option {
 	return func(c *config) {
 		if l == nil {

@@ -13,13 +13,9 @@ import (
 	"github.com/iamretry/iamretry/codes"
 )
 
-// Defaults of a Retrier built without options.
-const (
-	// DefaultDeadline bounds how long a call keeps retrying, counted from its
-	// first failure. The guidance leaves it to the use case (it gives 300 s
-	// for a CI/CD pipeline); 60 s suits a request path that a person waits on.
-	DefaultDeadline = 60 * time.Second
-)
+// DefaultDeadline is the retry deadline of a Retrier without WithDeadline,
+// counted from a call's first failure.
+const DefaultDeadline = 60 * time.Second
 
 // config is what the options set. A Retrier copies it once and never
 // changes it, so calls read it without locks.
@@ -61,22 +57,18 @@ func defaultConfig() config {
 
 func defaultClassify(_ string, err error) codes.Class { return codes.OfError(err) }
 
-// Option configures a Retrier (New, UnaryClientInterceptor), and so every
-// face that runs on it (the RoundTripper, Do, WaitVisible, Transact and the
-// policy Updater). Options apply in order; a later one overrides an
-// earlier one, except that WithMaxBackoff wins over a WithBackoff's Max
-// either way. An invalid option is never ignored: New returns an error
-// that names it.
+// Option configures a Retrier (New). Options apply in order, the later
+// winning (but WithMaxBackoff wins over WithBackoff's Max either way); New
+// refuses an invalid one with an error naming it.
 type Option func(*config)
 
 func (c *config) fail(format string, args ...any) {
 	c.errs = append(c.errs, fmt.Errorf("iamretry: "+format, args...))
 }
 
-// WithBackoff sets the backoff schedule. Initial must be > 0, Multiplier a
-// finite number >= 1, Max >= Initial; a nil Jitter is the documented one,
-// AdditiveJitter(time.Second). The default is DefaultBackoff(). A
-// WithMaxBackoff replaces b.Max, whichever of the two comes first.
+// WithBackoff sets the backoff schedule (default DefaultBackoff()): Initial
+// > 0, a finite Multiplier >= 1, Max >= Initial; a nil Jitter is
+// AdditiveJitter(time.Second).
 func WithBackoff(b Backoff) Option {
 	return func(c *config) {
 		ok := true
@@ -102,9 +94,8 @@ func WithBackoff(b Backoff) Option {
 	}
 }
 
-// WithMaxBackoff sets the guidance's maximum_backoff, the longest wait
-// between two attempts (default 32 s). It must be > 0 and not below the
-// backoff's Initial. It wins over a WithBackoff's Max, before or after it.
+// WithMaxBackoff sets the guidance's maximum_backoff, the longest wait between
+// two attempts (default 32 s). It must be > 0 and not below Initial.
 func WithMaxBackoff(d time.Duration) Option {
 	return func(c *config) {
 		if d <= 0 {
@@ -115,13 +106,10 @@ func WithMaxBackoff(d time.Duration) Option {
 	}
 }
 
-// WithDeadline sets how long a call keeps retrying, counted from its first
-// failure (default 60 s; the guidance's "deadline"). A wait that would end
-// after it is not started: the call ends at once with the server's last
-// error. 0 means no deadline of the Retrier's own (then only the context's
-// deadline and WithMaxAttempts stop retries: give the calls a context
-// deadline). It must not be negative. A call's own context deadline, when
-// sooner, always wins.
+// WithDeadline sets how long a call keeps retrying from its first failure
+// (default DefaultDeadline; 0: none, only the context's deadline and the cap
+// stop it; not negative). A wait that would end after it, or after a sooner
+// context deadline, is not started: the call ends with the last error.
 func WithDeadline(d time.Duration) Option {
 	return func(c *config) {
 		if d < 0 {
@@ -132,9 +120,8 @@ func WithDeadline(d time.Duration) Option {
 	}
 }
 
-// WithMaxAttempts caps the number of attempts per call, the first attempt
-// included: WithMaxAttempts(1) never retries, WithMaxAttempts(3) retries at
-// most twice. 0 (the default) means no cap: the deadline rules. It must not
+// WithMaxAttempts caps the attempts per call, the first included: 1 never
+// retries, 3 retries at most twice, 0 (the default) means no cap. It must not
 // be negative.
 func WithMaxAttempts(n int) Option {
 	return func(c *config) {
@@ -146,14 +133,11 @@ func WithMaxAttempts(n int) Option {
 	}
 }
 
-// WithPerAttemptTimeout gives each attempt its own timeout: min(d, what is
-// left of the call's context and of the retry deadline). An attempt it cuts
-// off (one that failed at its deadline, or with DEADLINE_EXCEEDED or 504 at
-// most a tenth of d, at most 1 s, before it) is retried while the caller's
-// context lives, whatever the classifier says. A wait that would end at the
-// retry deadline is not started. Under Transact it bounds each Read and
-// Write. 0 (the default) means none; it must not be negative. It runs on
-// the wall clock and costs a context and a timer per attempt.
+// WithPerAttemptTimeout bounds each attempt (under Transact each Read and
+// Write) by min(d, what is left of the context and the retry deadline). An
+// attempt it cuts (failed at its deadline, or DEADLINE_EXCEEDED within
+// min(d/10, 1 s) of it) is retried while the context lives. 0 (the default):
+// none; not negative. It costs a context and a wall-clock timer per attempt.
 func WithPerAttemptTimeout(d time.Duration) Option {
 	return func(c *config) {
 		if d < 0 {
@@ -164,22 +148,17 @@ func WithPerAttemptTimeout(d time.Duration) Option {
 	}
 }
 
-// WithRetryNotFound makes every call retry NOT_FOUND (HTTP 404), which IAM
-// answers while a resource just created is not visible yet (its reads are
-// eventually consistent). Without it, only calls that pass RetryNotFound()
-// retry NOT_FOUND. Prefer the per-call option where the calls include
-// deletes (see RetryNotFound).
+// WithRetryNotFound makes every call retry NOT_FOUND (404), as a new
+// resource answers until it is visible. Prefer the per-call forms where calls
+// include deletes (see RetryNotFound).
 func WithRetryNotFound() Option {
 	return func(c *config) { c.retryNotFound = true }
 }
 
-// WithClassifier replaces the function that sorts failures into retry
-// classes (default: codes.OfError, whatever the method). It must not be nil.
-// Whatever it says, the Retrier never retries once the caller's context has
-// ended, retries Conflict only in a read-modify-write (Transact), and retries an attempt
-// its own per-attempt timeout cut off. The method it is given is the gRPC
-// method, the name given to Retrier.Do, or a Transact's Method
-// (policy.UpdateMethod for an Updater).
+// WithClassifier replaces the function that sorts failures into retry classes
+// (default codes.OfError); method is the gRPC method or a Do's, Transact's
+// name. Whatever it says, nothing is retried once the context ended, Conflict
+// only in Transact, and an attempt cut by the per-attempt timeout is. Not nil.
 func WithClassifier(f func(method string, err error) codes.Class) Option {
 	return func(c *config) {
 		if f == nil {
@@ -190,11 +169,10 @@ func WithClassifier(f func(method string, err error) codes.Class) Option {
 	}
 }
 
-// WithSafeToRetry replaces the function that says whether a request may be
-// sent again (default: SafeToRetry, the IAM method table). It must not be nil.
-// It also decides the RoundTripper's requests that map to no gRPC method,
-// named "VERB /path" as Attempt.Method reports them, with the *http.Request
-// as req (do not read its Body; GetBody gives a copy).
+// WithSafeToRetry replaces SafeToRetry, the function that says whether a
+// request may be sent again. A REST request that maps to no gRPC method
+// comes as "VERB /path" with its *http.Request (read GetBody, not Body). Not
+// nil.
 func WithSafeToRetry(f func(method string, req any) bool) Option {
 	return func(c *config) {
 		if f == nil {
@@ -205,8 +183,8 @@ func WithSafeToRetry(f func(method string, req any) bool) Option {
 	}
 }
 
-// WithClock sets the time source for deadlines and waits (default: the wall
-// clock). Tests pass a virtual clock. It must not be nil.
+// WithClock sets the time source of deadlines and waits (default WallClock()):
+// tests pass a virtual one. Not nil.
 func WithClock(clk Clock) Option {
 	return func(c *config) {
 		if clk == nil {
@@ -217,9 +195,8 @@ func WithClock(clk Clock) Option {
 	}
 }
 
-// WithRandom sets the source of the jitter's random fraction: a function
-// returning a uniform float64 in [0, 1), called once per retry. It must be
-// safe for concurrent use and not nil. The default is math/rand/v2.Float64.
+// WithRandom sets the jitter's source of uniform numbers in [0, 1) (default
+// math/rand/v2.Float64); f must be safe for concurrent use and not nil.
 func WithRandom(f func() float64) Option {
 	return func(c *config) {
 		if f == nil {
@@ -230,16 +207,11 @@ func WithRandom(f func() float64) Option {
 	}
 }
 
-// WithObserver adds a function called after every failed attempt (and each
-// WaitVisible good read short of its count: Reason Confirming), with the
-// call's context (so that it can log with the caller's trace and values) and
-// what was decided (see Attempt), and once more when a call that was retried
-// ends: its give-up (Retrying false), or Reason Succeeded with Err nil. A
-// call that succeeds at once reports nothing, so the success path stays
-// free. For a coalesced policy Updater batch the context carries the values
-// of the batch's first caller. Several observers are called in the order
-// they were added, synchronously, on the calling goroutine: keep them fast.
-// It must not be nil.
+// WithObserver adds f, called with the call's context (a coalesced Updater
+// batch: its first caller's) and an Attempt after every failed attempt, each
+// WaitVisible good read short of its count, and the end of a call that was
+// retried; never on a call that succeeds at once. Observers run in order, on
+// the calling goroutine: keep them fast. Not nil.
 func WithObserver(f func(context.Context, Attempt)) Option {
 	return func(c *config) {
 		if f == nil {

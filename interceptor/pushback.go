@@ -11,19 +11,14 @@ import (
 	"github.com/iamretry/iamretry/internal/googleerr"
 )
 
-// PushbackTrailer is the trailer of gRPC's retry design (gRFC A6) in which
-// a server tells a client how long to wait before retrying, in milliseconds;
-// a negative or malformed value means "do not retry".
+// PushbackTrailer is gRFC A6's trailer in which a server gives the wait before
+// a retry in milliseconds; a negative or malformed value means "do not retry".
 const PushbackTrailer = "grpc-retry-pushback-ms"
 
-// WithPushback makes the interceptor honour the server's
-// grpc-retry-pushback-ms trailer (gRFC A6): a value >= 0 replaces the
-// backoff's wait (never below a RetryInfo delay, never past a deadline); a
-// negative or malformed one ends the call (Reason ServerPushback). Only the
-// interceptor reads the trailer. It is opt-in because reading trailers
-// costs a few allocations on every call, successes included.
-// google.rpc.RetryInfo is always honoured, at no cost: the wait is at least
-// its retry_delay.
+// WithPushback makes the gRPC interceptor honour PushbackTrailer: a value >= 0
+// replaces the backoff's wait (never below a RetryInfo delay, never past a
+// deadline), another ends the call (Reason ServerPushback). It is opt-in: it
+// costs allocations on every call. A RetryInfo is always honoured, at no cost.
 func WithPushback() Option {
 	return func(c *config) { c.pushback = true }
 }
@@ -59,13 +54,10 @@ func trailerPushback(md metadata.MD) (time.Duration, pushbackState) {
 // send again, once its classifier calls it Transient.
 func isQuota(err error) bool { return codes.CodeOf(err) == grpccodes.ResourceExhausted }
 
-// QuotaWait is the shortest wait before a retry after a quota rejection
-// (RESOURCE_EXHAUSTED, HTTP 429) that carries no delay of the server's
-// (Google's rule for quota errors: retry at least 30 s apart, with
-// exponential intervals and randomness). The wait after the call's k-th
-// such rejection (k from 0) is QuotaWait·2^k plus a random fraction of up
-// to a tenth of that; maximum_backoff does not shorten it, and one that
-// would end past a deadline ends the call at once.
+// QuotaWait is the shortest wait after a quota rejection (429) without a
+// server delay (Google: retry quota errors at least 30 s apart): after the
+// call's k-th (from 0) it is QuotaWait·2^k plus up to a tenth more, not
+// capped by maximum_backoff; one that would end past a deadline ends the call.
 const QuotaWait = 30 * time.Second
 
 // quotaDelay is the wait after the call's quota rejection k (k from 0)

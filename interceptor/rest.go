@@ -16,20 +16,17 @@ import (
 	"github.com/iamretry/iamretry/internal/iammethods"
 )
 
-// RoundTripper returns the Retrier as an http.RoundTripper around base
-// (http.DefaultTransport when nil), for REST clients: the discovery clients
-// and GAPIC REST clients (NewRESTClient wires one for you). It is the
-// interceptor's engine: a response of 400 or above, or a connection failure
-// (UNAVAILABLE), is classified, asked about safety under the gRPC method the
-// request maps to, and retried on r's schedule, waiting at least the
-// server's Retry-After or RetryInfo (the package doc's "REST" has the rules).
-// 404 is retried only with the opt-in; DisableContext turns retries off.
-//
-// A response below 400 is returned as base gave it, with no allocation or
-// clock read beyond base when the request has no body or has GetBody. The
-// last attempt's response is returned as it came, its body unread. When the
-// request's context ends during a wait, RoundTrip returns an error that
-// wraps the context's error and the last *googleapi.Error.
+// RoundTripper returns r's engine as an http.RoundTripper around base
+// (http.DefaultTransport when nil). A response of 400 or above is classified
+// by its JSON status, else its HTTP status; a transport failure of a live
+// request (not TLS, context or token errors) is UNAVAILABLE, keeping base's
+// error chain. Safety is asked under the gRPC method the request maps to, else
+// "VERB /path"; the wait is at least Retry-After or RetryInfo. A retried
+// response is drained and closed, the last returned unread (a nil Body reads
+// as empty; a failed read gives its bytes, then the error). A per-attempt
+// timeout runs until the body is closed; a call it ends wraps
+// context.DeadlineExceeded. A success costs nothing beyond base for a request
+// without a body or with GetBody.
 func (r *Retrier) RoundTripper(base http.RoundTripper) http.RoundTripper {
 	r.mustBeBuilt("Retrier.RoundTripper")
 	if base == nil {
@@ -117,13 +114,9 @@ type restCall struct {
 // the rest stays readable in the returned response.
 const maxErrorBody = 1 << 20
 
-// MaxReplayBody is the longest request body without GetBody that the
-// RoundTripper buffers so that it can send it again: 4 MiB, far above any
-// IAM request (a policy is at most 64 KiB). A longer body is streamed to
-// the transport as it comes and sent once: a failure that could have been
-// retried ends with Reason BodyNotReplayable. A request with GetBody (every
-// request the discovery and GAPIC clients build) is never buffered, whatever
-// its length.
+// MaxReplayBody is the longest body without GetBody the RoundTripper buffers
+// to replay; a longer one, or one of a request that may not be replayed, is
+// streamed and sent once (Reason BodyNotReplayable).
 const MaxReplayBody = 4 << 20
 
 // first runs the first attempt of a request that needs a per-attempt

@@ -13,11 +13,8 @@ import (
 )
 
 // Retrier retries failed IAM calls with truncated exponential backoff with
-// jitter. It is immutable once built and safe for concurrent use; build one
-// per client (or per process) with New and share it. The zero Retrier is not
-// usable: it would lack the state its calls share (budget, instruments). A
-// method of a Retrier not built by New panics, naming the method and New;
-// WaitVisible and Transact refuse one with an error.
+// jitter. Build one with New and share it (immutable, safe for concurrent use;
+// its calls share a budget). A Retrier not built by New panics or is refused.
 type Retrier struct {
 	cfg    config
 	budget *budget  // nil: no budget
@@ -28,10 +25,9 @@ type Retrier struct {
 	stack stackTable
 }
 
-// New builds a Retrier from options applied over the defaults (the IAM
-// guidance's backoff, a 60 s retry deadline, no attempt cap, the wall
-// clock). Every invalid option is refused: New returns an error that names
-// each one, and no Retrier.
+// New builds a Retrier from opts applied over the defaults (DefaultBackoff,
+// DefaultDeadline, no attempt cap, the wall clock). It refuses every invalid
+// option with an error naming each.
 func New(opts ...Option) (*Retrier, error) {
 	return build(opts)
 }
@@ -70,10 +66,9 @@ func (r *Retrier) Backoff() Backoff {
 	return r.cfg.backoff
 }
 
-// Clock returns the clock r waits on (WithClock's, else WallClock()). Code
-// of your own that waits between the steps of a retried call (polling a
-// long-running operation inside a Transact's Write, say) waits on it too,
-// so that a test's virtual clock governs every wait.
+// Clock returns the clock r waits on. Wait on it too between steps of your
+// own (polling an operation in a Transact's Write) so that a test's virtual
+// clock governs every wait.
 func (r *Retrier) Clock() Clock {
 	r.mustBeBuilt("Retrier.Clock")
 	return r.cfg.clock

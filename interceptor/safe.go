@@ -11,17 +11,15 @@ import (
 	"github.com/iamretry/iamretry/internal/iammethods"
 )
 
-// SafeToRetry is the default answer to "may this request be sent again after
-// an ambiguous failure, when the first attempt may have committed?". method
-// is the full gRPC method name ("/google.iam.admin.v1.IAM/GetServiceAccount"),
-// req the request message (nil or of any type). Reads are safe; an etag
-// write (SetIamPolicy, UpdateRole, v2's UpdatePolicy) only with an etag the
-// server checks; creates are not, and CreateServiceAccountKey never is. The
-// package doc's "Which requests are safe to retry" gives every rule.
-//
-// It is pure, does not allocate, and is safe for concurrent use. To change
-// the answer, pass a function of your own with WithSafeToRetry; it can call
-// SafeToRetry for the methods it does not decide itself.
+// SafeToRetry is the default answer to "may this request, whose first attempt
+// may have committed, be sent again?" for a full gRPC method and its request
+// (or nil). Reads (Get, List, Search, Query, Test, Lint, BatchGet) are; etag
+// writes (SetIamPolicy, UpdateRole, v2's UpdatePolicy, DeletePolicy) only with
+// an etag the server checks (update_mask empty or naming etag); deletes,
+// undeletes, enables, disables, a service account's name or description are;
+// creates are not, CreateServiceAccountKey never; IAMCredentials and
+// Operations calls are; REST "VERB /path" only for GET and HEAD. It is pure
+// and allocates nothing: a WithSafeToRetry function may call it.
 func SafeToRetry(method string, req any) bool {
 	if verb, path, ok := strings.Cut(method, " "); ok && verb != "" && strings.HasPrefix(path, "/") {
 		// A REST request that maps to no gRPC method (the RoundTripper's

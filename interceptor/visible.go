@@ -12,9 +12,8 @@ import (
 	"github.com/iamretry/iamretry/internal/googleerr"
 )
 
-// DefaultConsecutiveReads is how many reads in a row must succeed before
-// WaitVisible trusts a new resource: 3, as Terraform's Google provider
-// waits for 3 consecutive successful reads of a new service account.
+// DefaultConsecutiveReads is how many reads in a row WaitVisible wants by
+// default, as Terraform's Google provider reads a new service account.
 const DefaultConsecutiveReads = 3
 
 // defaultPermissionDeniedRetries is how many PERMISSION_DENIED answers
@@ -25,8 +24,8 @@ const defaultPermissionDeniedRetries = 5
 // PERMISSION_DENIED that may mean "not visible to you yet".
 const reasonIAMPermissionDenied = "IAM_PERMISSION_DENIED"
 
-// VisibleOption configures one WaitVisible call. A nil VisibleOption, or an
-// invalid value, is refused by WaitVisible with an error naming it.
+// VisibleOption configures one WaitVisible call; WaitVisible refuses a nil or
+// invalid one with an error naming it.
 type VisibleOption func(*visibleConfig)
 
 type visibleConfig struct {
@@ -35,9 +34,8 @@ type visibleConfig struct {
 	errs      []error
 }
 
-// ConsecutiveReads sets how many reads in a row must succeed before
-// WaitVisible returns (default DefaultConsecutiveReads). It must be >= 1;
-// 1 returns at the first good read.
+// ConsecutiveReads sets how many reads in a row WaitVisible wants (default
+// DefaultConsecutiveReads); n >= 1.
 func ConsecutiveReads(n int) VisibleOption {
 	return func(c *visibleConfig) {
 		if n < 1 {
@@ -48,11 +46,9 @@ func ConsecutiveReads(n int) VisibleOption {
 	}
 }
 
-// PermissionDeniedRetries caps how many PERMISSION_DENIED answers WaitVisible
-// retries before its first good read (default 5): the next one is
-// returned at once. It
-// must be >= 0; 0 retries none. Only an answer whose google.rpc.ErrorInfo
-// reason is IAM_PERMISSION_DENIED, or that has none, is ever retried.
+// PermissionDeniedRetries caps the PERMISSION_DENIED answers (with ErrorInfo
+// reason IAM_PERMISSION_DENIED or none: a not yet visible account) WaitVisible
+// retries before its first good read (default 5); n >= 0.
 func PermissionDeniedRetries(n int) VisibleOption {
 	return func(c *visibleConfig) {
 		if n < 0 {
@@ -63,13 +59,9 @@ func PermissionDeniedRetries(n int) VisibleOption {
 	}
 }
 
-// UnconfirmedError is the error of a WaitVisible that ended (its retry
-// deadline, the context's deadline, the attempt cap, a cancelled context)
-// after a good read but before the reads in a row it wanted: the resource
-// was seen, not yet trusted. WaitVisible returns the value of that good
-// read beside it. Observers see a good read short of the count as an
-// Attempt with Reason Confirming and Err nil, and this error only in the
-// report of the call's end.
+// UnconfirmedError is WaitVisible's error when it ended (deadline, attempt
+// cap, context) after a good read but short of the reads in a row it wanted;
+// that read's value is returned beside it.
 type UnconfirmedError struct {
 	Name  string // the name given to WaitVisible
 	Reads int    // consecutive good reads made
@@ -81,21 +73,14 @@ func (e *UnconfirmedError) Error() string {
 	return fmt.Sprintf("iamretry: WaitVisible(%s): %d of %d consecutive good reads; not confirmed visible yet", e.Name, e.Reads, e.Want)
 }
 
-// WaitVisible waits until a resource created moments ago is visible: it
-// calls read until it succeeds ConsecutiveReads times in a row (default 3)
-// and returns the last read's value. It retries NOT_FOUND always, failures
-// the Retrier retries, and PERMISSION_DENIED before the first good read
-// (PermissionDeniedRetries; the package doc's "Waiting for a new resource"
-// says why); a bad read after a good one restarts the count. It runs on r's
-// engine as Do does (backoff, retry deadline, attempt cap, budget,
-// observers), owns the reads (read must pass its ctx on), and spaces good
-// reads by the backoff's first step, spending no budget on them.
-//
-// It returns the last read's value and nil, or with it the last read's
-// error unchanged, an *UnconfirmedError when the last read was good, or,
-// when ctx ends during a wait, an error with the context's code wrapping one
-// of those. A nil or unbuilt r, a nil read or option, invalid values and a
-// count above the attempt cap (ctx's, else r's) are refused before any read.
+// WaitVisible reads a new resource until ConsecutiveReads reads in a row
+// succeed, spaced by the backoff's Initial, and returns the last read's value.
+// It retries NOT_FOUND, what r retries, and PERMISSION_DENIED before the first
+// good read (PermissionDeniedRetries), on r's engine as Do does, and owns the
+// reads: read must pass its ctx on. It returns the value with nil, the last
+// error unchanged, an *UnconfirmedError after a good read, or a context-coded
+// error wrapping one. A nil or unbuilt r, a nil read, an invalid option or a
+// count above the attempt cap is refused before any read.
 func WaitVisible[T any](ctx context.Context, r *Retrier, name string, read func(context.Context) (T, error), opts ...VisibleOption) (T, error) {
 	var zero T
 	c := visibleConfig{reads: DefaultConsecutiveReads, pdRetries: defaultPermissionDeniedRetries}
