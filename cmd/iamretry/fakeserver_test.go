@@ -49,7 +49,7 @@ func startSeededFake(t *testing.T, set func(f *fakeServerFlags)) *fakeRun {
 	if err := os.WriteFile(path, []byte(seedYAML), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	f := &fakeServerFlags{listen: "127.0.0.1:0", restListen: "127.0.0.1:0", codes: "UNAVAILABLE", seed: 1, seedFile: path,
+	f := &fakeServerFlags{listen: "127.0.0.1:0", restListen: "127.0.0.1:0", codes: "UNAVAILABLE", seed: 1, seedFile: path, timeScale: 1,
 		methodFail: methodRates{flagName: "method-fail-rate"}, methodLost: methodRates{flagName: "method-lost-answer-rate"}}
 	set(f)
 	if err := f.validate(); err != nil {
