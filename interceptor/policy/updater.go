@@ -2,9 +2,7 @@ package policy
 
 import (
 	"context"
-	"runtime"
 	"slices"
-	"sync"
 
 	"cloud.google.com/go/iam/apiv1/iampb"
 
@@ -22,15 +20,13 @@ const UpdateMethod = iammethods.PolicyUpdate
 // Updater changes IAM policies by read-modify-write, retried as Google's IAM
 // guidance says, and coalesces concurrent changes of one resource into one
 // read-modify-write. It is safe for concurrent use; share one per client.
-// It starts a goroutine per resource only while an Update of that resource
-// is under way, so it needs no Close.
+// It has no goroutine of its own (a batch runs on its callers'
+// goroutines), so it needs no Close.
 type Updater struct {
 	c         Client
 	r         *interceptor.Retrier
 	conflicts interceptor.ConflictBackoff
-
-	mu     sync.Mutex
-	queues map[string]*queue // resources with a committer running
+	core      *updaters.Core[[]Mutation, *iampb.Policy]
 }
 
 // Option configures what only an Updater has (everything else is the
@@ -97,7 +93,7 @@ func NewUpdater(c Client, r *interceptor.Retrier, opts ...Option) (*Updater, err
 	if err := updaters.Check("iamretry/policy", c, "an iam/apiv1 IamPolicyClient, a resourcemanager client, FromAdmin, FromConn, ...", r, &cfg, &cfg.errs, opts); err != nil {
 		return nil, err
 	}
-	return &Updater{c: c, r: r, conflicts: cfg.conflicts, queues: map[string]*queue{}}, nil
+	return &Updater{c: c, r: r, conflicts: cfg.conflicts, core: updaters.NewCore[[]Mutation, *iampb.Policy](r)}, nil
 }
 
 // Update applies the mutations, in order, to the IAM policy of resource and
@@ -172,21 +168,9 @@ func (u *Updater) Update(ctx context.Context, resource string, m ...Mutation) (*
 	if ctx.Err() != nil {
 		return nil, wrap(resource, left(ctx, true))
 	}
-	w := &waiter{ctx: ctx, ch: &change{muts: slices.Clone(m)}, done: make(chan struct{})}
-	u.enqueue(resource, w)
-	select {
-	case <-w.done:
-	case <-ctx.Done():
-		if queued, ok := u.leave(resource, w); ok {
-			return nil, wrap(resource, left(ctx, queued))
-		}
-		<-w.done // the result came first
+	pol, err, gone, queued := u.core.Do(ctx, resource, UpdateMethod, slices.Clone(m), u.lead)
+	if gone {
+		return nil, wrap(resource, left(ctx, queued))
 	}
-	switch {
-	case w.goexit:
-		runtime.Goexit()
-	case w.panicked != nil:
-		panic(w.panicked)
-	}
-	return w.pol, w.err
+	return pol, err
 }
