@@ -1,15 +1,11 @@
 package policy
 
 import (
-	"time"
-
 	"cloud.google.com/go/iam/apiv1/iampb"
 	grpccodes "google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/iamretry/iamretry/interceptor"
-	"github.com/iamretry/iamretry/interceptor/internal/rmwhook"
 	"github.com/iamretry/iamretry/interceptor/internal/updaters"
 )
 
@@ -88,22 +84,6 @@ func (u *Updater) lead(b *batch) {
 			// rather than return nil, nil.
 			e = wrap(resource, status.Error(grpccodes.Internal, "iamretry/policy: no outcome for this update"))
 		}
-		b.Deliver(i, pol, e, ended(w.Retries, w.Waited, t.end, e, own))
+		b.Deliver(i, pol, e, updaters.Ended(w.Retries, w.Waited, t.end, e, own))
 	}
-}
-
-// ended is how a caller's call ended, its result e (nil: it succeeded)
-// set after the read-modify-write that ended as end: the attempts its
-// change made and the waits between them in every batch it was part of
-// (retries and waited: those that handed it back), and end's Reason unless
-// it succeeded or failed on its own (its Mutation, the limit: own).
-func ended(retries int, waited time.Duration, end rmwhook.End, e error, own bool) rmwhook.End {
-	x := rmwhook.End{Err: e, Retries: retries + end.Retries, Waited: waited + end.Waited, Reason: end.Reason}
-	switch {
-	case e == nil:
-		x.Reason = uint8(interceptor.Succeeded)
-	case own, x.Reason == uint8(interceptor.Retry): // Retry: no end was given
-		x.Reason = uint8(interceptor.NotRetryable)
-	}
-	return x
 }

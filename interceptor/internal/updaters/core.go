@@ -220,12 +220,13 @@ func (c *Core[C, R]) leave(obj string, w *Waiter[C, R]) (end rmwhook.End, queued
 		w.task = nil
 		w.reply <- notRun
 	case w.lead:
-		// Told to lead, it never started: the others go back to the
-		// queue, whose head leads.
+		// Told to lead, it never started (nothing of it was sent): the
+		// others go back to the queue, whose head leads.
 		w.lead = false
 		b.ended = true
 		c.requeue(b, nil)
 		c.free(b)
+		return end, true, true
 	}
 	return end, false, true
 }
@@ -532,4 +533,21 @@ func Splittable(err error) bool {
 		return true
 	}
 	return false
+}
+
+// Ended is how a member's call ended, its result e (nil: it succeeded) set
+// after the read-modify-write that ended as end: the attempts its change
+// made and the waits between them in every batch it was part of (retries
+// and waited: those that handed it back, Waiter.Retries and Waiter.Waited),
+// and end's Reason unless it succeeded or failed on its own (its change's
+// error, a limit: own).
+func Ended(retries int, waited time.Duration, end rmwhook.End, e error, own bool) rmwhook.End {
+	x := rmwhook.End{Err: e, Retries: retries + end.Retries, Waited: waited + end.Waited, Reason: end.Reason}
+	switch {
+	case e == nil:
+		x.Reason = uint8(interceptor.Succeeded)
+	case own, x.Reason == uint8(interceptor.Retry): // Retry: no end was given
+		x.Reason = uint8(interceptor.NotRetryable)
+	}
+	return x
 }
