@@ -55,6 +55,9 @@ func holdFirstReadWith(t *testing.T, opts ...interceptor.Option) *held {
 		if f := h.beforeGet2; f != nil {
 			return f(n)
 		}
+		if f := h.beforeGetCtx; f != nil {
+			return f(ctx, n)
+		}
 		return nil
 	}
 	u, _ := updater(t, h, opts...)
