@@ -222,10 +222,9 @@
 // iamretry.reason on gave_up is deadline, context_deadline, max_attempts,
 // budget, pushback, unsafe, body_not_replayable or context_done. Every
 // Retrier given the same provider records into the same instruments, kept
-// for the process's lifetime. A call is one call of a face; the policy
-// Updater counts one per Update, however many it writes at once (a
-// transaction of your own run for several callers can do the same:
-// ReadModifyWrite.Ended and Retrier.RecordCall).
+// for the process's lifetime. A call is one call of a face; the policy,
+// role and deny Updaters count one per Update, however many they write at
+// once.
 //
 // # Layout
 //

@@ -235,8 +235,8 @@ func WithRandom(f func() float64) Option {
 // what was decided (see Attempt), and once more when a call that was retried
 // ends: its give-up (Retrying false), or Reason Succeeded with Err nil. A
 // call that succeeds at once reports nothing, so the success path stays
-// free. For a coalesced policy Updater batch the context carries the values
-// of the batch's first caller. Several observers are called in the order
+// free. For a coalesced Updater batch the context carries the values of
+// the caller that leads the batch (the first queued). Several observers are called in the order
 // they were added, synchronously, on the calling goroutine: keep them fast.
 // It must not be nil.
 func WithObserver(f func(context.Context, Attempt)) Option {

@@ -181,6 +181,14 @@ func NewUpdater(c Client, r *interceptor.Retrier, opts ...Option) (*Updater, err
 // reading of a REST error's body), and which errors.Is and errors.As see
 // through; when ctx ends during a call, errors.Is finds ctx's error on
 // either transport.
+//
+// Concurrent Updates of one policy through one Updater are coalesced, as
+// policy.Updater's are (see its Update): callers whose outgoing headers and
+// context forms are the same share one read-modify-write (one write and one
+// wait for its operation), led by the first on its goroutine, in arrival
+// order; a shared write IAM refuses (INVALID_ARGUMENT, FAILED_PRECONDITION:
+// past the limit of rules, say) is split so that only the caller to blame
+// fails; a caller whose ctx ends returns at once.
 func (u *Updater) Update(ctx context.Context, name string, changes ...Change) (*iampb.Policy, error) {
 	if _, _, err := splitName(name, u.create); err != nil {
 		return nil, invalid(name, err)

@@ -111,9 +111,16 @@ func NewUpdater(c Client, r *interceptor.Retrier, opts ...Option) (*Updater, err
 // ctx ends during a wait, the error has ctx's code and wraps the last
 // error; during a call, it has ctx's code and errors.Is finds ctx's error,
 // over gRPC as over REST; a ctx that has ended already sends nothing and gives an error
-// that wraps ctx's error and cause, with its code. Update runs on the
-// caller's goroutine: a panic in a Change or in the Client reaches its
-// caller.
+// that wraps ctx's error and cause, with its code.
+//
+// Concurrent Updates of one role through one Updater are coalesced, as
+// policy.Updater's are (see its Update): callers whose outgoing headers and
+// context forms are the same share one read-modify-write, led by the first
+// on its goroutine, each caller's Changes run on its own goroutine in
+// arrival order; a shared write IAM refuses (INVALID_ARGUMENT,
+// FAILED_PRECONDITION) is split so that only the caller to blame fails; a
+// caller whose ctx ends returns at once. A panic in a Change reaches its
+// own caller; in the Client, the caller that leads the batch.
 func (u *Updater) Update(ctx context.Context, name string, changes ...Change) (*adminpb.Role, error) {
 	if err := checkName(name); err != nil {
 		return nil, wrap(name, err)

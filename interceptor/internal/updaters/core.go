@@ -274,13 +274,21 @@ func signal[C, R any](w *Waiter[C, R]) {
 // (none when one has none), cancelled when the leader's context ends.
 func (c *Core[C, R]) run(b *Batch[C, R], lead func(*Batch[C, R])) {
 	leader := b.Members[0]
-	b.ctx, b.cancel = batchContext(b.Members)
-	stop := context.AfterFunc(leader.ctx, func() {
+	var own bool
+	b.ctx, b.cancel, own = batchContext(b.Members)
+	abandon := func() {
 		c.mu.Lock()
 		b.abandoned = true
 		c.mu.Unlock()
-		b.cancel()
-	})
+		if !own {
+			b.cancel()
+		}
+	}
+	// When the batch's context is the leader's own (a lone caller, or a
+	// leader whose deadline is the latest), the leader's end ends it at
+	// once; else, when the leader's context ends, its cancellation is
+	// carried over (context.AfterFunc).
+	stop := context.AfterFunc(leader.ctx, abandon)
 	ok := false
 	defer func() {
 		stop()
@@ -291,7 +299,7 @@ func (c *Core[C, R]) run(b *Batch[C, R], lead func(*Batch[C, R])) {
 		if !ok {
 			leader.left = true // a panic or runtime.Goexit goes on up its goroutine
 		}
-		if b.abandoned || !ok {
+		if b.gone() || !ok {
 			c.requeue(b, leader)
 		} else {
 			for _, w := range b.Members {
@@ -345,22 +353,37 @@ func (c *Core[C, R]) free(b *Batch[C, R]) {
 }
 
 // batchContext is the context a batch runs under: the values of its
-// leader's context without its cancellation, and the latest of the
-// members' deadlines (none when one has none), so that no member's wait is
-// cut short by another's deadline.
-func batchContext[C, R any](ws []*Waiter[C, R]) (context.Context, context.CancelFunc) {
-	base := context.WithoutCancel(ws[0].ctx)
+// leader's context, and the latest of the members' deadlines (none when
+// one has none), so that no member's wait is cut short by another's
+// deadline. own: it is a child of the leader's context (the leader's
+// deadline is the latest, or it has none), which ends it; else it is
+// detached from the leader's cancellation, which run carries over.
+func batchContext[C, R any](ws []*Waiter[C, R]) (ctx context.Context, cancel context.CancelFunc, own bool) {
+	leader := ws[0].ctx
+	ldl, lok := leader.Deadline()
 	var latest time.Time
+	none := false
 	for _, w := range ws {
 		dl, ok := w.ctx.Deadline()
 		if !ok {
-			return context.WithCancel(base)
+			none = true
+			continue
 		}
 		if dl.After(latest) {
 			latest = dl
 		}
 	}
-	return context.WithDeadline(base, latest)
+	if !lok || (!none && !latest.After(ldl)) {
+		ctx, cancel = context.WithCancel(leader)
+		return ctx, cancel, true
+	}
+	base := context.WithoutCancel(leader)
+	if none {
+		ctx, cancel = context.WithCancel(base)
+		return ctx, cancel, false
+	}
+	ctx, cancel = context.WithDeadline(base, latest)
+	return ctx, cancel, false
 }
 
 // Pending returns how many callers of obj are queued, not in a batch (for
@@ -404,6 +427,12 @@ func (b *Batch[C, R]) Context() context.Context { return b.ctx }
 // Object is the name of the object the batch updates.
 func (b *Batch[C, R]) Object() string { return b.obj }
 
+// gone reports whether b's leader has left (its context ended): nothing is
+// delivered, and the members go back to the queue.
+func (b *Batch[C, R]) gone() bool {
+	return b.abandoned || b.Members[0].ctx.Err() != nil
+}
+
 // live reports whether w still waits on b. Core.mu must be held.
 func (b *Batch[C, R]) live(w *Waiter[C, R]) bool {
 	return w.batch == b && !w.left && !w.done
@@ -414,7 +443,7 @@ func (b *Batch[C, R]) live(w *Waiter[C, R]) bool {
 func (b *Batch[C, R]) Live(i int) bool {
 	b.core.mu.Lock()
 	defer b.core.mu.Unlock()
-	return b.live(b.Members[i]) && !b.abandoned
+	return b.live(b.Members[i]) && !b.gone()
 }
 
 // Callers returns the contexts of the members still waiting on b.
@@ -452,7 +481,7 @@ func (b *Batch[C, R]) Apply(i int, f func()) (ok bool) {
 	}
 	reply := make(chan applied, 1)
 	b.core.mu.Lock()
-	if !b.live(w) || b.abandoned {
+	if !b.live(w) || b.gone() {
 		b.core.mu.Unlock()
 		return false
 	}
@@ -468,13 +497,14 @@ func (b *Batch[C, R]) Apply(i int, f func()) (ok bool) {
 }
 
 // Deliver hands member i, if it still waits on b, its result (err nil) or
-// error, with how its call ended for the metrics. Nothing is delivered
-// once the leader's context has ended: the members go back to the queue.
+// error, with how its call ended for the metrics. Once the leader's
+// context has ended only the leader gets its outcome (the error its
+// context's end made, say): the other members go back to the queue.
 func (b *Batch[C, R]) Deliver(i int, res R, err error, end rmwhook.End) {
 	b.core.mu.Lock()
 	defer b.core.mu.Unlock()
 	w := b.Members[i]
-	if !b.live(w) || b.abandoned {
+	if !b.live(w) || (i > 0 && b.gone()) {
 		return
 	}
 	w.done, w.res, w.err, w.end = true, res, err, end
@@ -488,7 +518,7 @@ func (b *Batch[C, R]) Deliver(i int, res R, err error, end rmwhook.End) {
 func (b *Batch[C, R]) Handback(is []int, solo bool, retries int, waited time.Duration) {
 	b.core.mu.Lock()
 	defer b.core.mu.Unlock()
-	if b.abandoned {
+	if b.gone() {
 		return
 	}
 	var back []*Waiter[C, R]
