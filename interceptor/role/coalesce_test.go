@@ -4,16 +4,21 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	admin "cloud.google.com/go/iam/admin/apiv1"
 	"cloud.google.com/go/iam/admin/apiv1/adminpb"
+	gax "github.com/googleapis/gax-go/v2"
 	"google.golang.org/api/option"
 	"google.golang.org/grpc"
+	grpccodes "google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/iamretry/iamretry/iamtest"
 	"github.com/iamretry/iamretry/interceptor"
@@ -146,5 +151,74 @@ func stackHas(fn string) bool {
 		if !more {
 			return false
 		}
+	}
+}
+
+// refusingClient refuses an UpdateRole that carries the permission bad
+// (INVALID_ARGUMENT, as IAM refuses a permission a custom role cannot
+// hold), and holds the first GetRole until gate is closed.
+type refusingClient struct {
+	role.Client
+	bad   string
+	gate  chan struct{}
+	reads atomic.Int32
+}
+
+func (c *refusingClient) GetRole(ctx context.Context, req *adminpb.GetRoleRequest, opts ...gax.CallOption) (*adminpb.Role, error) {
+	if c.reads.Add(1) == 1 {
+		<-c.gate
+	}
+	return c.Client.GetRole(ctx, req, opts...)
+}
+
+func (c *refusingClient) UpdateRole(ctx context.Context, req *adminpb.UpdateRoleRequest, opts ...gax.CallOption) (*adminpb.Role, error) {
+	if slices.Contains(req.GetRole().GetIncludedPermissions(), c.bad) {
+		return nil, status.Errorf(grpccodes.InvalidArgument, "Permission %s is not valid.", c.bad)
+	}
+	return c.Client.UpdateRole(ctx, req, opts...)
+}
+
+// TestRefusedBatchIsSplit: a coalesced write that IAM refuses
+// INVALID_ARGUMENT is split: each caller's change is tried alone, so only
+// the caller that asked for the permission fails; the others' changes land.
+func TestRefusedBatchIsSplit(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.createRole(t, "run.services.get")
+	c := &refusingClient{Client: e.admin, bad: "svc.things.bad", gate: make(chan struct{})}
+	u, err := role.NewUpdater(c, e.r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	update := func(perm string) chan error {
+		ch := make(chan error, 1)
+		go func() {
+			_, err := u.Update(context.Background(), roleName, role.AddPermissions(perm))
+			ch <- err
+		}()
+		return ch
+	}
+	first := update("svc.things.first")
+	for c.reads.Load() != 1 {
+		runtime.Gosched()
+	}
+	var chs []chan error
+	for i, p := range []string{"svc.things.a", c.bad, "svc.things.c"} {
+		chs = append(chs, update(p))
+		for role.Pending(u, roleName) != i+1 {
+			runtime.Gosched()
+		}
+	}
+	close(c.gate)
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	errA, errBad, errC := <-chs[0], <-chs[1], <-chs[2]
+	if errA != nil || errC != nil || status.Code(errBad) != grpccodes.InvalidArgument {
+		t.Fatalf("a: %v, bad: %v, c: %v; want only the bad one refused", errA, errBad, errC)
+	}
+	got := e.srv.CustomRole(roleName).GetIncludedPermissions()
+	if !slices.Contains(got, "svc.things.a") || !slices.Contains(got, "svc.things.c") || slices.Contains(got, c.bad) {
+		t.Fatalf("the role holds %v", got)
 	}
 }
