@@ -272,3 +272,42 @@ func TestLeaderLeavesAtOnce(t *testing.T) {
 		t.Fatalf("stored %v", m)
 	}
 }
+
+// TestPanicAfterTheLeaderLeft: a member whose Mutation is running when its
+// leader leaves is put back in the queue, at its head (it is to lead the
+// rerun); when that Mutation then panics, the panic reaches its caller and
+// the next member leads the rerun: nobody is left waiting.
+func TestPanicAfterTheLeaderLeft(t *testing.T) {
+	t.Parallel()
+	x := holdFirstRead(t)
+	inM, goM := make(chan struct{}), make(chan struct{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	leader := x.queue(t, ctx, policy.AddBinding("roles/viewer", "user:leader@example.com"))
+	var once sync.Once
+	m := x.queueAny(t, context.Background(), func(*iampb.Policy) (bool, error) {
+		once.Do(func() { close(inM) })
+		<-goM
+		panic("boom m")
+	})
+	n := x.queue(t, context.Background(), policy.AddBinding("roles/viewer", "user:n@example.com"))
+	x.release()
+	<-inM
+	cancel()
+	if r := <-leader; status.Code(r.err) != codes.Canceled {
+		t.Fatalf("leader: %v", r.err)
+	}
+	close(goM)
+	if r := <-m; r != "panic: boom m" {
+		t.Fatalf("m: %v", r)
+	}
+	if r := <-n; r.err != nil {
+		t.Fatalf("n: %v", r.err)
+	}
+	if r := <-x.first; r.err != nil {
+		t.Fatal(r.err)
+	}
+	if got := members(x.srv.Policy(res), ""); got["user:n@example.com"] != 1 || got["user:leader@example.com"] != 0 {
+		t.Fatalf("stored %v", got)
+	}
+}

@@ -57,6 +57,7 @@ type object[C, R any] struct {
 // Waiter is one Update call.
 type Waiter[C, R any] struct {
 	ctx    context.Context
+	obj    string
 	key    Key
 	Change C
 	wake   chan struct{} // cap 1: something changed in the fields below
@@ -132,7 +133,7 @@ func (c *Core[C, R]) Record(ctx context.Context, method string, e rmwhook.End) {
 // recorded: Do records the caller's call once it has its result or has
 // left.
 func (c *Core[C, R]) Do(ctx context.Context, obj, method string, change C, lead func(*Batch[C, R])) (res R, err error, left, queued bool) {
-	w := &Waiter[C, R]{ctx: ctx, key: KeyOf(ctx), Change: change, wake: make(chan struct{}, 1)}
+	w := &Waiter[C, R]{ctx: ctx, obj: obj, key: KeyOf(ctx), Change: change, wake: make(chan struct{}, 1)}
 	c.mu.Lock()
 	o := c.objs[obj]
 	if o == nil {
@@ -184,7 +185,7 @@ func (c *Core[C, R]) apply(w *Waiter[C, R], t func(), reply chan applied) {
 	defer func() {
 		if !ok {
 			c.mu.Lock()
-			w.left = true
+			c.drop(w)
 			c.mu.Unlock()
 			reply <- failed
 		}
@@ -192,6 +193,28 @@ func (c *Core[C, R]) apply(w *Waiter[C, R], t func(), reply chan applied) {
 	t()
 	ok = true
 	reply <- returned
+}
+
+// drop takes w out for good: its goroutine ends (a panic or runtime.Goexit
+// in its change). Its batch may have been given up meanwhile and w put back
+// in the queue, or told to lead the next batch: it leaves the queue, and a
+// batch it was to lead goes back to the queue, whose head leads. c.mu must
+// be held.
+func (c *Core[C, R]) drop(w *Waiter[C, R]) {
+	w.left = true
+	b := w.batch
+	switch {
+	case b == nil:
+		if o := c.objs[w.obj]; o != nil {
+			o.queue = slices.DeleteFunc(o.queue, func(x *Waiter[C, R]) bool { return x == w })
+			c.promote(w.obj)
+		}
+	case w.lead:
+		w.lead = false
+		b.ended = true
+		c.requeue(b, nil)
+		c.free(b)
+	}
 }
 
 // leave takes w out after its context ended: it reports false when w's
@@ -325,6 +348,10 @@ func (c *Core[C, R]) requeue(b *Batch[C, R], skip *Waiter[C, R]) {
 		if w != skip && b.live(w) {
 			w.batch = nil
 			w.lead = false
+			if w.task != nil { // asked by b's leader, never taken: b is over
+				w.task = nil
+				w.reply <- notRun
+			}
 			back = append(back, w)
 		}
 	}
