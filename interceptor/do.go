@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/iamretry/iamretry/interceptor/internal/rmwhook"
 )
 
 // Do runs f, and again after each failure the Retrier retries (classified
@@ -33,7 +35,7 @@ func (r *Retrier) do(ctx context.Context, j *job, f func(context.Context) error)
 	if err == nil {
 		switch {
 		case j.rmw.ended != nil:
-			j.rmw.ended(CallEnd{Reason: Succeeded})
+			j.rmw.ended(rmwhook.End{Reason: uint8(Succeeded)})
 		case r.m != nil:
 			r.m.succeeded(j.method)
 		}

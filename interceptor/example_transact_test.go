@@ -103,17 +103,3 @@ func ExampleTransact() {
 	// [team=ops env=prod] etag 2
 	// writes: 3
 }
-
-// RetriesNotFound tells whether a call under a context retries NOT_FOUND:
-// the Retrier's opt-in, or the call's own.
-func ExampleRetrier_RetriesNotFound() {
-	r, err := interceptor.New()
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	ctx := context.Background()
-	fmt.Println(r.RetriesNotFound(ctx), r.RetriesNotFound(interceptor.RetryNotFoundContext(ctx)))
-	// Output:
-	// false true
-}

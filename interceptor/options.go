@@ -208,7 +208,7 @@ func WithRandom(f func() float64) Option {
 }
 
 // WithObserver adds f, called with the call's context (a coalesced Updater
-// batch: its first caller's) and an Attempt after every failed attempt, each
+// batch: its leader's) and an Attempt after every failed attempt, each
 // WaitVisible good read short of its count, and the end of a call that was
 // retried; never on a call that succeeds at once. Observers run in order, on
 // the calling goroutine: keep them fast. Not nil.

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/iamretry/iamretry/codes"
+	"github.com/iamretry/iamretry/interceptor/internal/rmwhook"
 	"github.com/iamretry/iamretry/internal/googleerr"
 )
 
@@ -267,7 +268,7 @@ func (r *Retrier) end(ctx context.Context, j *job, a *Attempt, retries int, wait
 		reason = NotRetryable // not a give-up: the error was not retryable anyway
 	}
 	if j.rmw.ended != nil { // a transaction that counts its callers' calls itself
-		j.rmw.ended(CallEnd{Err: a.Err, Retries: retries, Waited: waited, Reason: reason})
+		j.rmw.ended(rmwhook.End{Err: a.Err, Retries: retries, Waited: waited, Reason: uint8(reason)})
 		return
 	}
 	r.m.ended(ctx, j.method, a.Err, retries, waited, reason)

@@ -11,7 +11,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/iamretry/iamretry/codes"
-	"github.com/iamretry/iamretry/interceptor/internal/ctxforms"
+	"github.com/iamretry/iamretry/interceptor/internal/rmwhook"
 	"github.com/iamretry/iamretry/internal/googleerr"
 )
 
@@ -74,53 +74,6 @@ type ReadModifyWrite[T any] struct {
 	// (WithRetryNotFound, RetryNotFoundContext), as NOT_FOUND is, with its
 	// code unchanged for observers and metrics.
 	Classify func(err error) (class codes.Class, ok bool)
-	// Callers, when set, returns the contexts of the callers a transaction
-	// runs for (several callers' changes written at once): each failed
-	// attempt's span event goes to the span of each of them instead of
-	// Transact's ctx. Observers still get Transact's ctx.
-	Callers func() []context.Context
-	// Ended, when set, is given how the transaction ended, once, before
-	// Transact returns, and the Retrier's metrics do not count the
-	// transaction as a call (iamretry.client.calls, .call.retries,
-	// .call.retry_delay, .call.gave_up; writes and conflicts are still
-	// counted). A transaction run for several callers (a coalesced policy
-	// Updater batch) sets it to count each caller's call itself, with
-	// Retrier.RecordCall, once that caller's outcome is known. It is not
-	// called when Transact refuses t, nor when a panic ends it.
-	Ended func(CallEnd)
-}
-
-// CallEnd is how one call ended, as the Retrier's metrics count it: what
-// ReadModifyWrite.Ended is given, and what Retrier.RecordCall records.
-type CallEnd struct {
-	// Err is the call's error; nil: it succeeded. Its gRPC code
-	// (codes.CodeOf) is the grpc.status recorded.
-	Err error
-	// Retries is the number of attempts after the first; the retries and
-	// retry_delay histograms record a call only when it is above 0.
-	Retries int
-	// Waited is the time spent waiting between attempts.
-	Waited time.Duration
-	// Reason is why the call ended: Succeeded, or the Reason of its last
-	// Attempt; a give-up reason adds to gave_up. ContextDone counts as a
-	// give-up: Transact hands Ended NotRetryable instead when its context
-	// ended while no retry was due.
-	Reason Reason
-}
-
-// RecordCall counts one call of the read-modify-write named method (a
-// ReadModifyWrite's Method) that ended as e in r's metrics, as the engine
-// counts a call at its end: iamretry.client.calls, and when e.Retries > 0
-// the retries and retry_delay histograms, and gave_up for a give-up
-// Reason. It is for a transaction that set ReadModifyWrite.Ended: call it
-// once per caller the transaction ran for, each with that caller's own
-// outcome. Without WithMeterProvider it does nothing. A Retrier not built
-// by New panics, naming New.
-func (r *Retrier) RecordCall(ctx context.Context, method string, e CallEnd) {
-	r.mustBeBuilt("Retrier.RecordCall")
-	if r.m != nil {
-		r.m.ended(ctx, method, e.Err, e.Retries, e.Waited, e.Reason)
-	}
 }
 
 // Transact runs t on r's engine as a retried transaction, the IAM
@@ -147,7 +100,7 @@ func Transact[T any](ctx context.Context, r *Retrier, t ReadModifyWrite[T]) (T, 
 	x.j = job{
 		method:      t.Method,
 		resource:    t.Resource,
-		rmw:         rmwJob{on: true, schedule: t.Conflicts, ended: t.Ended},
+		rmw:         rmwJob{on: true, schedule: t.Conflicts},
 		deadline:    r.cfg.deadline,
 		maxAttempts: r.cfg.maxAttempts,
 		perAttempt:  r.cfg.perAttempt,
@@ -156,8 +109,8 @@ func Transact[T any](ctx context.Context, r *Retrier, t ReadModifyWrite[T]) (T, 
 	if r.cfg.perAttempt > 0 {
 		x.j.cut = x.wasCut
 	}
-	if t.Callers != nil {
-		ctx = withCallers(ctx, t.Callers)
+	if run := rmwhook.Of(ctx); run != nil && r.coalesced(run, &x.j) {
+		return zero, nil
 	}
 	if err := r.do(ctx, &x.j, x.attempt); err != nil {
 		return zero, err
@@ -331,16 +284,6 @@ func (e *conflictError) GRPCStatus() *status.Status {
 	return status.FromProto(p)
 }
 
-// RetriesNotFound reports whether a call made under ctx retries NOT_FOUND
-// (the 404 opt-in): r was built WithRetryNotFound, or ctx comes from
-// RetryNotFoundContext. A Transact whose Classify makes an error
-// Propagation retries it exactly then. A Retrier not built by New panics,
-// naming New.
-func (r *Retrier) RetriesNotFound(ctx context.Context) bool {
-	r.mustBeBuilt("Retrier.RetriesNotFound")
-	return r.cfg.retryNotFound || ctxforms.Of(ctx).Flags&ctxforms.NotFound != 0
-}
-
 // What the engine knows of a read-modify-write: the reruns after a conflict
 // (their schedule, their count), the callers whose spans get the events,
 // and the writes and conflicts counted. Nothing else of the engine names
@@ -363,9 +306,9 @@ type rmwJob struct {
 	// minRMW (the engine times each rerun); 0 for the first attempt, which
 	// is not timed. ScaledConflicts scales its waits to it.
 	took time.Duration
-	// ended, when set, is given the call's end instead of the metrics
-	// (ReadModifyWrite.Ended).
-	ended func(CallEnd)
+	// ended, when set, is given the call's end instead of the metrics (a
+	// coalesced Updater batch: rmwhook.Run.Ended).
+	ended func(rmwhook.End)
 }
 
 // conflictWait is the wait before the rerun after a conflict seen at now,
@@ -381,23 +324,6 @@ func (r *Retrier) conflictWait(ctx context.Context, j *job, start, now time.Time
 	wait := x.schedule.delay(c.backoff, x.conflicts, now.Sub(x.first), x.took, c.random(), j.room(ctx, start, now))
 	x.conflicts++
 	return wait
-}
-
-// callersKey marks the context of a transaction run for several callers
-// (ReadModifyWrite.Callers; a coalesced policy Updater batch): its value (a
-// func() []context.Context) returns the contexts of the callers still
-// waiting, whose spans each get the events (spanEvent).
-type callersKey struct{}
-
-// withCallers returns ctx carrying callers.
-func withCallers(ctx context.Context, callers func() []context.Context) context.Context {
-	return context.WithValue(ctx, callersKey{}, callers)
-}
-
-// callersOf returns the callers ctx carries, if any.
-func callersOf(ctx context.Context) (func() []context.Context, bool) {
-	callers, ok := ctx.Value(callersKey{}).(func() []context.Context)
-	return callers, ok
 }
 
 // The instruments of read-modify-writes (WithMeterProvider documents them).

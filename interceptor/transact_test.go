@@ -17,6 +17,7 @@ import (
 
 	"github.com/iamretry/iamretry/codes"
 	"github.com/iamretry/iamretry/interceptor"
+	"github.com/iamretry/iamretry/interceptor/internal/rmwhook"
 )
 
 // etagStore is a toy object guarded by an etag: a list of items whose etag
@@ -418,9 +419,6 @@ func TestTransactClassifyPropagation(t *testing.T) {
 		tx := s.add("a")
 		tx.Classify = func(err error) (codes.Class, bool) { return codes.Propagation, err == notYet }
 		_, err := interceptor.Transact(ctx, h.r, tx)
-		if h.r.RetriesNotFound(ctx) != (err == nil) {
-			t.Errorf("RetriesNotFound %v, err %v", h.r.RetriesNotFound(ctx), err)
-		}
 		return s.calls(), err
 	}
 	if calls, err := run(context.Background()); err != notYet || len(calls) != 2 {
@@ -534,8 +532,9 @@ func TestTransactMetrics(t *testing.T) {
 	}
 }
 
-// TestTransactSpanEventsGoToCallers: with Callers, each failed attempt's
-// span event goes to the span of every caller it returns, not ctx's.
+// TestTransactSpanEventsGoToCallers: run for several callers (an Updater's
+// coalesced batch: rmwhook.Run.Callers), each failed attempt's span event
+// goes to the span of every caller it returns, not ctx's.
 func TestTransactSpanEventsGoToCallers(t *testing.T) {
 	t.Parallel()
 	h := newHarnessOf(t, nil, withSpans())
@@ -545,8 +544,8 @@ func TestTransactSpanEventsGoToCallers(t *testing.T) {
 	batch, sb := tr.Start(context.Background(), "batch")
 	s := &etagStore{steal: 1}
 	tx := s.add("a")
-	tx.Callers = func() []context.Context { return []context.Context{c1, c2} }
-	if _, err := interceptor.Transact(batch, h.r, tx); err != nil {
+	run := &rmwhook.Run{Callers: func() []context.Context { return []context.Context{c1, c2} }}
+	if _, err := interceptor.Transact(rmwhook.With(batch, run), h.r, tx); err != nil {
 		t.Fatal(err)
 	}
 	s1.End()
@@ -610,25 +609,29 @@ func TestTransactLongRunningWrite(t *testing.T) {
 	}
 }
 
-// TestTransactEndedCountsCallers: with Ended, Transact counts no call of
-// its own (a success at once, a success after a conflict) but still counts
-// writes and conflicts; Ended gets how it ended, and RecordCall counts what
-// it is given, once per caller.
+// TestTransactEndedCountsCallers: run for several callers (rmwhook.Run
+// with Ended), Transact counts no call of its own (a success at once, a
+// success after a conflict) but still counts writes and conflicts; Ended
+// gets how it ended, and Run.Record counts what it is given, once per
+// caller. A probe runs nothing and says whether the Retrier retries
+// NOT_FOUND.
 func TestTransactEndedCountsCallers(t *testing.T) {
 	h := newHarnessOf(t, nil, withMeter())
 	method := map[string]string{"grpc.method": "iamretry.policy/Update"}
-	var ends []interceptor.CallEnd
+	var ends []rmwhook.End
+	var record func(context.Context, string, rmwhook.End)
 	for _, steal := range []int{0, 1} {
 		s := &etagStore{steal: steal}
 		tx := s.add("a")
 		tx.Method = "iamretry.policy/Update"
-		tx.Ended = func(e interceptor.CallEnd) { ends = append(ends, e) }
-		if _, err := interceptor.Transact(context.Background(), h.r, tx); err != nil {
+		run := &rmwhook.Run{Ended: func(e rmwhook.End) { ends = append(ends, e) }}
+		if _, err := interceptor.Transact(rmwhook.With(context.Background(), run), h.r, tx); err != nil {
 			t.Fatal(err)
 		}
+		record = run.Record
 	}
-	if len(ends) != 2 || ends[0] != (interceptor.CallEnd{Reason: interceptor.Succeeded}) ||
-		ends[1].Err != nil || ends[1].Retries != 1 || ends[1].Reason != interceptor.Succeeded || ends[1].Waited <= 0 {
+	if len(ends) != 2 || ends[0] != (rmwhook.End{Reason: uint8(interceptor.Succeeded)}) ||
+		ends[1].Err != nil || ends[1].Retries != 1 || ends[1].Reason != uint8(interceptor.Succeeded) || ends[1].Waited <= 0 {
 		t.Fatalf("Ended got %+v; want a success at once, then one after 1 retry and a wait", ends)
 	}
 	ms := h.collect()
@@ -642,10 +645,10 @@ func TestTransactEndedCountsCallers(t *testing.T) {
 		t.Errorf("conflicts %d, want 1", n)
 	}
 	for range 3 { // the second transaction ran for three callers
-		h.r.RecordCall(context.Background(), "iamretry.policy/Update", ends[1])
+		record(context.Background(), "iamretry.policy/Update", ends[1])
 	}
-	h.r.RecordCall(context.Background(), "iamretry.policy/Update",
-		interceptor.CallEnd{Err: status.Error(grpccodes.InvalidArgument, "no"), Reason: interceptor.NotRetryable})
+	record(context.Background(), "iamretry.policy/Update",
+		rmwhook.End{Err: status.Error(grpccodes.InvalidArgument, "no"), Reason: uint8(interceptor.NotRetryable)})
 	ms = h.collect()
 	if n, _ := sum(t, ms, "iamretry.client.calls", method); n != 3 {
 		t.Errorf("calls OK %d, want 3", n)
@@ -653,12 +656,18 @@ func TestTransactEndedCountsCallers(t *testing.T) {
 	if n, _ := sum(t, ms, "iamretry.client.calls", map[string]string{"grpc.method": "iamretry.policy/Update", "grpc.status": "INVALID_ARGUMENT"}); n != 1 {
 		t.Errorf("calls INVALID_ARGUMENT %d, want 1", n)
 	}
-	defer func() {
-		if recover() == nil {
-			t.Error("RecordCall on a zero Retrier did not panic")
-		}
-	}()
-	new(interceptor.Retrier).RecordCall(context.Background(), "x", interceptor.CallEnd{})
+	s := &etagStore{}
+	probe := &rmwhook.Run{Probe: true}
+	if _, err := interceptor.Transact(rmwhook.With(context.Background(), probe), h.r, s.add("a")); err != nil || probe.Record == nil || probe.RetryNotFound {
+		t.Fatalf("probe: %v, %+v", err, probe)
+	}
+	if len(s.calls()) != 0 {
+		t.Fatalf("a probe made calls %v", s.calls())
+	}
+	probe = &rmwhook.Run{Probe: true}
+	if _, err := interceptor.Transact(rmwhook.With(context.Background(), probe), newHarness(t, interceptor.WithRetryNotFound()).r, s.add("a")); err != nil || probe.Record != nil || !probe.RetryNotFound {
+		t.Fatalf("probe WithRetryNotFound: %v, %+v", err, probe)
+	}
 }
 
 // TestTransactScalesConflictWaitsToItsReruns (issue 28): the default

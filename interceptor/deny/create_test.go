@@ -74,8 +74,18 @@ func TestConcurrentCreates(t *testing.T) {
 				e.srv.SetLatency(iamtest.MethodCreatePolicy, 50*time.Millisecond)
 				const n = 6
 				errs := make([]error, n)
+				// Each writer its own Updater (its own process, in effect):
+				// the Updates of one Updater would be coalesced.
+				us := make([]*deny.Updater, n)
+				for i := range us {
+					u, err := deny.NewUpdater(e.c, e.r, deny.CreateIfAbsent())
+					if err != nil {
+						t.Fatal(err)
+					}
+					us[i] = u
+				}
 				e.clock.Go(context.Background(), n, func(ctx context.Context, i int) {
-					_, errs[i-1] = e.u.Update(ctx, policyName, deny.AddRule(rule(i)))
+					_, errs[i-1] = us[i-1].Update(ctx, policyName, deny.AddRule(rule(i)))
 				})
 				for i, err := range errs {
 					if err != nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/iamretry/iamretry/codes"
 	"github.com/iamretry/iamretry/interceptor"
+	"github.com/iamretry/iamretry/interceptor/internal/rmwhook"
 	"github.com/iamretry/iamretry/interceptor/internal/updaters"
 	"github.com/iamretry/iamretry/internal/iammethods"
 )
@@ -55,11 +56,12 @@ const (
 )
 
 // Updater changes IAM deny policies (google.iam.v2.Policies) by
-// read-modify-write, retried as Google's IAM guidance says: each Update is
-// one interceptor.Transact on the Retrier given to NewUpdater. It is safe
-// for concurrent use and needs no Close. Concurrent Updates of one policy
-// are not coalesced: each is its own transaction, and the etag makes the
-// losers of a race rerun from a fresh read.
+// read-modify-write, retried as Google's IAM guidance says: each batch of
+// Updates is one interceptor.Transact on the Retrier given to NewUpdater.
+// It is safe for concurrent use; share one per client. Concurrent Updates
+// of one policy through one Updater are coalesced into one
+// read-modify-write, as the policy Updater's are. It has no goroutine of
+// its own (a batch runs on its callers' goroutines), so it needs no Close.
 type Updater struct {
 	c         Client
 	r         *interceptor.Retrier
@@ -67,6 +69,7 @@ type Updater struct {
 	create    bool
 	clock     interceptor.Clock
 	poll      time.Duration
+	core      *updaters.Core[[]Change, *iampb.Policy]
 }
 
 // Option configures what only an Updater has (everything else is the
@@ -132,7 +135,8 @@ func NewUpdater(c Client, r *interceptor.Retrier, opts ...Option) (*Updater, err
 	if err := updaters.Check("iamretry/deny", c, "iam/apiv2's PoliciesClient, gRPC or REST", r, &cfg, &cfg.errs, opts); err != nil {
 		return nil, err
 	}
-	return &Updater{c: c, r: r, conflicts: cfg.conflicts, create: cfg.create, clock: r.Clock(), poll: cfg.poll}, nil
+	return &Updater{c: c, r: r, conflicts: cfg.conflicts, create: cfg.create, clock: r.Clock(), poll: cfg.poll,
+		core: updaters.NewCore[[]Change, *iampb.Policy](r)}, nil
 }
 
 // Update applies the changes, in order, to the rules of the deny policy
@@ -177,17 +181,48 @@ func NewUpdater(c Client, r *interceptor.Retrier, opts ...Option) (*Updater, err
 // reading of a REST error's body), and which errors.Is and errors.As see
 // through; when ctx ends during a call, errors.Is finds ctx's error on
 // either transport.
+//
+// Concurrent Updates of one policy through one Updater are coalesced, as
+// policy.Updater's are (see its Update): callers whose outgoing headers and
+// context forms are the same share one read-modify-write (one write and one
+// wait for its operation), led by the first on its goroutine, in arrival
+// order; a shared write IAM refuses (INVALID_ARGUMENT, FAILED_PRECONDITION:
+// past the limit of rules, say) is split so that only the caller to blame
+// fails; a caller whose ctx ends returns at once.
 func (u *Updater) Update(ctx context.Context, name string, changes ...Change) (*iampb.Policy, error) {
-	parent, id, err := splitName(name, u.create)
-	if err != nil {
+	if _, _, err := splitName(name, u.create); err != nil {
 		return nil, invalid(name, err)
 	}
 	if err := checkChanges(name, changes); err != nil {
 		return nil, err
 	}
-	t := &txn{u: u, name: name, parent: parent, id: id, changes: changes}
-	t.deadline, _ = ctx.Deadline()
-	s, err := interceptor.Transact(ctx, u.r, interceptor.ReadModifyWrite[state]{
+	if ctx.Err() != nil {
+		return nil, wrapErr(ctx, name, updaters.Left(ctx, true))
+	}
+	p, err, gone, queued := u.core.Do(ctx, name, UpdateMethod, slices.Clone(changes), u.lead)
+	if gone {
+		return nil, wrapErr(ctx, name, updaters.Left(ctx, queued))
+	}
+	return p, err
+}
+
+// batch is one coalesced batch of Updates (the Updaters' shared core,
+// interceptor/internal/updaters).
+type batch = updaters.Batch[[]Change, *iampb.Policy]
+
+// lead runs b's read-modify-write on the leader's goroutine and hands out
+// the results. A write of several callers' changes that IAM refuses
+// (INVALID_ARGUMENT, FAILED_PRECONDITION that was no conflict: past 500
+// rules, say) is split: each caller's change goes back to the head of the
+// queue to be tried alone, in arrival order, so that only the caller to
+// blame fails.
+func (u *Updater) lead(b *batch) {
+	name := b.Object()
+	parent, id, _ := splitName(name, u.create) // checked by Update
+	t := &txn{u: u, name: name, parent: parent, id: id, b: b}
+	t.deadline, _ = b.Context().Deadline()
+	run := &rmwhook.Run{Callers: b.Callers, Ended: func(e rmwhook.End) { t.end = e }}
+	s, err := interceptor.Transact(rmwhook.With(b.Context(), run), u.r, interceptor.ReadModifyWrite[state]{
 		Method:    UpdateMethod,
 		Resource:  name,
 		Read:      t.read,
@@ -197,10 +232,30 @@ func (u *Updater) Update(ctx context.Context, name string, changes ...Change) (*
 		Conflicts: u.conflicts,
 		Classify:  t.classify,
 	})
-	if err != nil {
-		return nil, wrapErr(ctx, name, err)
+	if err != nil && t.refused && updaters.Splittable(err) {
+		var mine []int
+		for i := range b.Members {
+			if t.ran != nil && t.ran[i] && b.Live(i) {
+				mine = append(mine, i)
+			}
+		}
+		if len(mine) > 1 {
+			b.Handback(mine, true, t.end.Retries+1, t.end.Waited)
+			return
+		}
 	}
-	return s.p, nil
+	for i, w := range b.Members {
+		var (
+			p *iampb.Policy
+			e error
+		)
+		if err != nil {
+			e = wrapErr(w.Context(), name, err)
+		} else if s.p != nil {
+			p = proto.Clone(s.p).(*iampb.Policy)
+		}
+		b.Deliver(i, p, e, updaters.Ended(w.Retries, w.Waited, t.end, e, false))
+	}
 }
 
 // splitName parses policies/{attachment_point}/denypolicies/{policy_id}
@@ -250,16 +305,23 @@ func etagOf(s state) string {
 	return s.p.GetEtag()
 }
 
-// txn is one Update: the Read, Modify and Write of its Transact.
+// txn is one batch's read-modify-write: the Read, Modify and Write of its
+// Transact.
 type txn struct {
-	u       *Updater
-	name    string
-	parent  string
-	id      string
-	changes []Change
+	u      *Updater
+	name   string
+	parent string
+	id     string
+	b      *batch
+	// ran marks the members whose changes ran in the last attempt.
+	ran []bool
 	// updating: the last write was an UpdatePolicy (not a create).
 	updating bool
-	// deadline is the caller's context's deadline; zero for none.
+	// refused: the last write was refused with an error a batch is split
+	// on; end is Transact's end (rmwhook.Run.Ended).
+	refused bool
+	end     rmwhook.End
+	// deadline is the batch's context's deadline; zero for none.
 	deadline time.Time
 }
 
@@ -269,6 +331,7 @@ func (t *txn) read(ctx context.Context) (state, error) {
 		if t.u.create && codes.CodeOf(err) == grpccodes.NotFound {
 			return state{absent: true}, nil
 		}
+		t.b.Fail()
 		return state{}, err
 	}
 	if p == nil {
@@ -277,18 +340,36 @@ func (t *txn) read(ctx context.Context) (state, error) {
 	return state{p: p}, nil
 }
 
-// modify applies the changes to a copy of the policy read (an empty one
-// when it is absent).
+// modify applies each member's changes, in arrival order, to a copy of the
+// policy read (an empty one when it is absent), on the member's goroutine.
 func (t *txn) modify(s state) (state, bool, error) {
 	work := &iampb.Policy{}
 	if !s.absent {
 		work = proto.Clone(s.p).(*iampb.Policy)
 	}
-	for _, c := range t.changes {
-		c.apply(work)
+	t.ran, t.refused = make([]bool, len(t.b.Members)), false
+	ran := false
+	for i, w := range t.b.Members {
+		if !t.b.Live(i) {
+			continue
+		}
+		cp := proto.Clone(work).(*iampb.Policy)
+		if !t.b.Apply(i, func() {
+			for _, c := range w.Change {
+				c.apply(cp)
+			}
+		}) {
+			continue // its caller left
+		}
+		t.ran[i], ran = true, true
+		work = cp
+	}
+	if !ran {
+		return s, false, context.Canceled // every caller has given up
 	}
 	// Judged by what the changes leave, not by each one's report: a rule
-	// added and removed again leaves the policy as read, and nothing is
+	// added and removed again, or removed and added again in another
+	// order of its lists, leaves the policy's rules as read, and nothing is
 	// written (nor created).
 	if sameRules(work.GetRules(), s.p.GetRules()) {
 		return s, false, nil
@@ -296,9 +377,35 @@ func (t *txn) modify(s state) (state, bool, error) {
 	return state{p: work, absent: s.absent}, true, nil
 }
 
-// sameRules reports whether a and b are the same rules in the same order.
+// sameRules reports whether a and b hold the same rules, in any order, each
+// deny rule compared as Rule.Equal does (its lists as sets).
 func sameRules(a, b []*iampb.PolicyRule) bool {
-	return slices.EqualFunc(a, b, func(x, y *iampb.PolicyRule) bool { return proto.Equal(x, y) })
+	if len(a) != len(b) {
+		return false
+	}
+	used := make([]bool, len(b))
+	for _, x := range a {
+		found := false
+		for j, y := range b {
+			if !used[j] && sameRule(x, y) {
+				used[j], found = true, true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+func sameRule(x, y *iampb.PolicyRule) bool {
+	rx, okx := RuleOf(x)
+	ry, oky := RuleOf(y)
+	if okx && oky {
+		return rx.Equal(ry)
+	}
+	return proto.Equal(x, y)
 }
 
 func (t *txn) write(ctx context.Context, s state) (state, error) {
@@ -321,6 +428,8 @@ func (t *txn) write(ctx context.Context, s state) (state, error) {
 		}
 	}
 	if err != nil {
+		t.b.Fail()
+		t.refused = updaters.Splittable(err)
 		return state{}, err
 	}
 	if op == nil {
@@ -328,6 +437,8 @@ func (t *txn) write(ctx context.Context, s state) (state, error) {
 	}
 	p, err := t.u.wait(ctx, t.deadline, op)
 	if err != nil {
+		t.b.Fail()
+		t.refused = updaters.Splittable(err)
 		return state{}, err
 	}
 	return state{p: p}, nil
@@ -401,9 +512,9 @@ type waitError struct {
 
 func (e *waitError) Error() string {
 	if e.late {
-		return "iamretry: deny: the operation was not done, and the next poll would come after the context's deadline"
+		return "the operation was not done, and the next poll would come after the context's deadline"
 	}
-	return fmt.Sprintf("iamretry: deny: %v while waiting for the operation", e.err)
+	return fmt.Sprintf("%v while waiting for the operation", e.err)
 }
 
 func (e *waitError) Unwrap() error { return e.err }

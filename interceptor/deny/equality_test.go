@@ -139,3 +139,28 @@ func TestChangeKeepsItsOwnCopy(t *testing.T) {
 		t.Fatalf("stored %v, want the rule as it was given", e.srv.DenyPolicy(policyName).GetRules())
 	}
 }
+
+// TestRemoveAndAddBackWritesNothing: an Update that removes a rule and adds
+// it back with its lists in another order (and so at the end of the rules)
+// leaves the same rule set: nothing is written.
+func TestRemoveAndAddBackWritesNothing(t *testing.T) {
+	e := newEnv(t, "grpc", nil)
+	r := deny.Rule{
+		DeniedPrincipals:  []string{"principal://goog/subject/a@example.com", "principal://goog/subject/b@example.com"},
+		DeniedPermissions: []string{"iam.googleapis.com/roles.delete", "iam.googleapis.com/roles.update"},
+	}
+	e.seed(r, rule(0))
+	e.srv.ResetCalls()
+	back := r
+	back.DeniedPrincipals = []string{r.DeniedPrincipals[1], r.DeniedPrincipals[0]}
+	back.DeniedPermissions = []string{r.DeniedPermissions[1], r.DeniedPermissions[0]}
+	if _, err := e.u.Update(context.Background(), policyName, deny.RemoveRule(r), deny.AddRule(back)); err != nil {
+		t.Fatal(err)
+	}
+	if n := e.srv.CountCalls(iamtest.MethodUpdatePolicy); n != 0 {
+		t.Fatalf("%d writes, want none: the rule set is the one read", n)
+	}
+	if e.count(r) != 1 || e.count(rule(0)) != 1 {
+		t.Fatalf("rules %v", e.srv.DenyPolicy(policyName).GetRules())
+	}
+}

@@ -131,7 +131,7 @@ func ExampleAddRule() {
 	fmt.Println(err)
 	// Output:
 	// InvalidArgument
-	// iamretry: deny.Update(policies/cloudresourcemanager.googleapis.com%2Fprojects%2Fp/denypolicies/d): change 1 of 1: AddRule: DeniedPrincipals: invalid principal "group:admins@example.com": that is an allow-policy member (IAM v1): deny policies name principals with IAM v2 identifiers, such as principal://goog/subject/EMAIL, principalSet://goog/group/GROUP_EMAIL, principal://iam.googleapis.com/projects/-/serviceAccounts/SA_EMAIL
+	// iamretry/deny: update of policies/cloudresourcemanager.googleapis.com%2Fprojects%2Fp/denypolicies/d: change 1 of 1: AddRule: DeniedPrincipals: invalid principal "group:admins@example.com": that is an allow-policy member (IAM v1): deny policies name principals with IAM v2 identifiers, such as principal://goog/subject/EMAIL, principalSet://goog/group/GROUP_EMAIL, principal://iam.googleapis.com/projects/-/serviceAccounts/SA_EMAIL
 	// DeniedPermissions: invalid permission "iam.roles.delete": that is an IAM v1 permission (SERVICE.RESOURCE.ACTION): deny policies use SERVICE_FQDN/RESOURCE.ACTION, such as iam.googleapis.com/roles.list
 }
 

@@ -25,6 +25,9 @@ type principalForm struct {
 	segs []segCheck
 	// deleted: the value ends in ?uid=UID (a recently deleted principal).
 	deleted bool
+	// free: the last segment is a value of the pool's own (a subject, a
+	// group ID, an attribute's value), which may hold "/".
+	free bool
 }
 
 // segCheck returns why one segment of an identifier is malformed, or "".
@@ -55,11 +58,11 @@ var principalForms = [...]principalForm{
 	{prefix: "principalSet://goog/cloudIdentityCustomerId/", syntax: "principalSet://goog/cloudIdentityCustomerId/CUSTOMER_ID", segs: []segCheck{alnum}},
 	// Workforce identity pools: one subject, a group, an attribute value,
 	// the whole pool. [deny.proto], [principals]
-	{prefix: "principal://iam.googleapis.com/locations/global/workforcePools/", syntax: "principal://iam.googleapis.com/locations/global/workforcePools/POOL_ID/subject/SUBJECT", segs: []segCheck{poolID, lit("subject"), value}},
-	{prefix: "principalSet://iam.googleapis.com/locations/global/workforcePools/", syntax: "principalSet://iam.googleapis.com/locations/global/workforcePools/POOL_ID/{group/GROUP_ID | attribute.NAME/VALUE | *}", segs: []segCheck{poolID, poolSet, value}},
+	{prefix: "principal://iam.googleapis.com/locations/global/workforcePools/", syntax: "principal://iam.googleapis.com/locations/global/workforcePools/POOL_ID/subject/SUBJECT", segs: []segCheck{poolID, lit("subject"), value}, free: true},
+	{prefix: "principalSet://iam.googleapis.com/locations/global/workforcePools/", syntax: "principalSet://iam.googleapis.com/locations/global/workforcePools/POOL_ID/{group/GROUP_ID | attribute.NAME/VALUE | *}", segs: []segCheck{poolID, poolSet, value}, free: true},
 	// Workload identity pools, likewise, under a project number. [deny.proto], [principals]
-	{prefix: "principal://iam.googleapis.com/projects/", syntax: "principal://iam.googleapis.com/projects/PROJECT_NUMBER/locations/global/workloadIdentityPools/POOL_ID/subject/SUBJECT", segs: []segCheck{number, lit("locations"), lit("global"), lit("workloadIdentityPools"), poolID, lit("subject"), value}},
-	{prefix: "principalSet://iam.googleapis.com/projects/", syntax: "principalSet://iam.googleapis.com/projects/PROJECT_NUMBER/locations/global/workloadIdentityPools/POOL_ID/{group/GROUP_ID | attribute.NAME/VALUE | *}", segs: []segCheck{number, lit("locations"), lit("global"), lit("workloadIdentityPools"), poolID, poolSet, value}},
+	{prefix: "principal://iam.googleapis.com/projects/", syntax: "principal://iam.googleapis.com/projects/PROJECT_NUMBER/locations/global/workloadIdentityPools/POOL_ID/subject/SUBJECT", segs: []segCheck{number, lit("locations"), lit("global"), lit("workloadIdentityPools"), poolID, lit("subject"), value}, free: true},
+	{prefix: "principalSet://iam.googleapis.com/projects/", syntax: "principalSet://iam.googleapis.com/projects/PROJECT_NUMBER/locations/global/workloadIdentityPools/POOL_ID/{group/GROUP_ID | attribute.NAME/VALUE | *}", segs: []segCheck{number, lit("locations"), lit("global"), lit("workloadIdentityPools"), poolID, poolSet, value}, free: true},
 	// All service accounts (or service agents) of a project, folder or
 	// organization. [principals]
 	{prefix: "principalSet://cloudresourcemanager.googleapis.com/", syntax: "principalSet://cloudresourcemanager.googleapis.com/{projects|folders|organizations}/NUMBER/type/{ServiceAccount|ServiceAgent}", segs: []segCheck{oneOf("projects", "folders", "organizations"), number, lit("type"), oneOf("ServiceAccount", "ServiceAgent")}},
@@ -68,7 +71,7 @@ var principalForms = [...]principalForm{
 	{prefix: "deleted:principalSet://goog/group/", syntax: "deleted:principalSet://goog/group/GROUP_EMAIL?uid=UID", segs: []segCheck{email}, deleted: true},
 	{prefix: "deleted:principal://iam.googleapis.com/projects/-/serviceAccounts/", syntax: "deleted:principal://iam.googleapis.com/projects/-/serviceAccounts/SA_EMAIL?uid=UID", segs: []segCheck{email}, deleted: true},
 	// A deleted workforce pool subject (no ?uid=). [deny.proto]
-	{prefix: "deleted:principal://iam.googleapis.com/locations/global/workforcePools/", syntax: "deleted:principal://iam.googleapis.com/locations/global/workforcePools/POOL_ID/subject/SUBJECT", segs: []segCheck{poolID, lit("subject"), value}},
+	{prefix: "deleted:principal://iam.googleapis.com/locations/global/workforcePools/", syntax: "deleted:principal://iam.googleapis.com/locations/global/workforcePools/POOL_ID/subject/SUBJECT", segs: []segCheck{poolID, lit("subject"), value}, free: true},
 }
 
 // formOf returns the form p is written in, and the value after its prefix;
@@ -119,6 +122,13 @@ func checkPrincipal(p string, exception bool) string {
 		}
 	}
 	segs := strings.Split(v, "/")
+	if f.free && len(segs) > len(f.segs) {
+		// The value (a subject, an attribute's value, a group ID) is
+		// the pool's own and may hold "/" (Workload Identity
+		// Federation's attribute.repository/my-org/my-repo,
+		// subject/repo:my-org/my-repo:ref:refs/heads/main).
+		segs = append(segs[:len(f.segs)-1], strings.Join(segs[len(f.segs)-1:], "/"))
+	}
 	if len(segs) != len(f.segs) {
 		// poolSet's "*" has no value segment after it.
 		if !(len(segs) == len(f.segs)-1 && segs[len(segs)-1] == "*") {

@@ -11,6 +11,8 @@ import (
 	grpccodes "google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/iamretry/iamretry/interceptor/internal/updaters"
 )
 
 // Rule is one deny rule of a deny policy (google.iam.v2.PolicyRule with a
@@ -250,21 +252,17 @@ func checkChanges(name string, changes []Change) error {
 	return invalid(name, errors.Join(errs...))
 }
 
-// invalid is an INVALID_ARGUMENT error of this package about the policy name.
+// invalid is an INVALID_ARGUMENT error of this package about the policy
+// name, in the Updaters' one shape.
 func invalid(name string, err error) error {
-	return &invalidError{name: name, err: err}
+	return updaters.Wrap(nil, "iamretry/deny", name, &invalidError{err: err})
 }
 
 // invalidError is the caller's own mistake, found before any call: it
 // reports INVALID_ARGUMENT (status.Code) and is never retried.
-type invalidError struct {
-	name string
-	err  error
-}
+type invalidError struct{ err error }
 
-func (e *invalidError) Error() string {
-	return fmt.Sprintf("iamretry: deny.Update(%s): %v", e.name, e.err)
-}
+func (e *invalidError) Error() string { return e.err.Error() }
 
 func (e *invalidError) Unwrap() error { return e.err }
 

@@ -2,6 +2,9 @@ package deny_test
 
 import (
 	"context"
+
+	iampb "cloud.google.com/go/iam/apiv2/iampb"
+	gax "github.com/googleapis/gax-go/v2"
 	"strings"
 	"testing"
 
@@ -35,6 +38,17 @@ var goodPrincipals = []string{
 	"deleted:principalSet://goog/group/admins@example.com?uid=1234567890",
 	"deleted:principal://iam.googleapis.com/projects/-/serviceAccounts/robot@my-project.iam.gserviceaccount.com?uid=1234567890",
 	"deleted:principal://iam.googleapis.com/locations/global/workforcePools/altostrat-contractors/subject/raha@altostrat.com",
+}
+
+// slashPrincipals are documented forms whose value holds "/": Workload
+// Identity Federation as GitHub Actions uses it. (The fake refuses them
+// still; its own issue fixes that: TestSlashPrincipalsAccepted stops at a
+// Client of its own.)
+var slashPrincipals = []string{
+	"principalSet://iam.googleapis.com/projects/123456789012/locations/global/workloadIdentityPools/github/attribute.repository/my-org/my-repo",
+	"principal://iam.googleapis.com/projects/123456789012/locations/global/workloadIdentityPools/github/subject/repo:my-org/my-repo:ref:refs/heads/main",
+	"principalSet://iam.googleapis.com/locations/global/workforcePools/altostrat-contractors/attribute.team/eng/platform",
+	"principal://iam.googleapis.com/locations/global/workforcePools/altostrat-contractors/subject/org/unit/raha",
 }
 
 // badPrincipals, each with a piece of the error it must get.
@@ -184,6 +198,37 @@ func TestNewUpdaterRefuses(t *testing.T) {
 		u, err := f()
 		if u != nil || err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, %v", want, u, err)
+		}
+	}
+}
+
+// readFailsClient is a Client whose GetPolicy fails NOT_FOUND: an Update
+// that reaches it got past the checks made before any call.
+type readFailsClient struct{ deny.Client }
+
+func (readFailsClient) GetPolicy(context.Context, *iampb.GetPolicyRequest, ...gax.CallOption) (*iampb.Policy, error) {
+	return nil, status.Error(grpccodes.NotFound, "stub: no policy")
+}
+
+// TestSlashPrincipalsAccepted: principals whose value holds "/" pass the
+// checks made before any call, as denied and exception principals, in
+// AddRule and RemoveRule alike.
+func TestSlashPrincipalsAccepted(t *testing.T) {
+	t.Parallel()
+	r, err := interceptor.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := deny.NewUpdater(readFailsClient{}, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range slashPrincipals {
+		rule := deny.Rule{DeniedPrincipals: []string{p}, ExceptionPrincipals: []string{p}, DeniedPermissions: []string{"iam.googleapis.com/roles.delete"}}
+		for _, c := range []deny.Change{deny.AddRule(rule), deny.RemoveRule(rule)} {
+			if _, err := u.Update(context.Background(), policyName, c); status.Code(err) != grpccodes.NotFound {
+				t.Errorf("%s: %v, want the read's NOT_FOUND (the principal accepted)", p, err)
+			}
 		}
 	}
 }

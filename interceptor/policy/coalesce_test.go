@@ -55,6 +55,9 @@ func holdFirstReadWith(t *testing.T, opts ...interceptor.Option) *held {
 		if f := h.beforeGet2; f != nil {
 			return f(n)
 		}
+		if f := h.beforeGetCtx; f != nil {
+			return f(ctx, n)
+		}
 		return nil
 	}
 	u, _ := updater(t, h, opts...)
@@ -154,11 +157,12 @@ func TestCancelledWhileQueued(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var runs atomic.Int32 // how often gone's mutation ran
 	grant := policy.AddBinding("roles/viewer", "user:gone@example.com")
+	// "stays" leads the batch (it queued first): "gone" is a member.
+	stays := x.queue(t, context.Background(), policy.AddBinding("roles/viewer", "user:stays@example.com"))
 	gone := x.queue(t, ctx, func(p *iampb.Policy) (bool, error) {
 		runs.Add(1)
 		return grant(p)
 	})
-	stays := x.queue(t, context.Background(), policy.AddBinding("roles/viewer", "user:stays@example.com"))
 	cancel()
 	r := <-gone
 	if !errors.Is(r.err, context.Canceled) || status.Code(r.err) != codes.Canceled || !strings.Contains(r.err.Error(), "nothing of this update was written") {
@@ -198,11 +202,12 @@ func TestCallerLeavesRunningBatch(t *testing.T) {
 	}
 	var runs atomic.Int32 // how often gone's mutation ran
 	grant := policy.AddBinding("roles/viewer", "user:gone@example.com")
+	// "stays" leads the batch (it queued first): "gone" is a member.
+	stays := x.queue(t, context.Background(), policy.AddBinding("roles/viewer", "user:stays@example.com"))
 	gone := x.queue(t, ctx, func(p *iampb.Policy) (bool, error) {
 		runs.Add(1)
 		return grant(p)
 	})
-	stays := x.queue(t, context.Background(), policy.AddBinding("roles/viewer", "user:stays@example.com"))
 	x.release()
 	r := <-gone
 	ranBefore := runs.Load()

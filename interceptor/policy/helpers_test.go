@@ -63,8 +63,10 @@ type hookClient struct {
 	policy.Client
 	beforeGet func(ctx context.Context, n int) error
 	beforeSet func(ctx context.Context, n int, req *iampb.SetIamPolicyRequest) error
-	// beforeGet2, when set, runs after holdFirstRead's gate (its read n).
-	beforeGet2 func(n int) error
+	// beforeGet2, when set, runs after holdFirstRead's gate (its read n);
+	// beforeGetCtx likewise, with the call's context.
+	beforeGet2   func(n int) error
+	beforeGetCtx func(ctx context.Context, n int) error
 
 	mu      sync.Mutex
 	getReqs []*iampb.GetIamPolicyRequest

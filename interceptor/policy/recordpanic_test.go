@@ -115,7 +115,10 @@ func (c trippingCounter) Add(context.Context, int64, ...metric.AddOption) {
 
 // TestMeterPanicWhileLeavingLocksNothing: a panic in the MeterProvider
 // while a caller that gave up is counted reaches that caller, and leaves
-// the Updater working: a later Update of the resource returns.
+// the Updater working: a later Update of the resource returns. The caller
+// leads its batch: its first read fails (a failure: it gives up on one),
+// its second waits until its context ends, so that it gives up during the
+// read-modify-write whatever the scheduling.
 func TestMeterPanicWhileLeavingLocksNothing(t *testing.T) {
 	t.Parallel()
 	var armed atomic.Bool
@@ -129,13 +132,19 @@ func TestMeterPanicWhileLeavingLocksNothing(t *testing.T) {
 				}
 			}
 		}))
-	x.h.beforeGet2 = func(n int) error {
-		if n == 2 {
-			return status.Error(codes.Unavailable, "down") // the batch waits its backoff
+	type leaving struct{}
+	x.h.beforeGetCtx = func(ctx context.Context, n int) error {
+		switch {
+		case ctx.Value(leaving{}) == nil: // another caller's read
+		case n == 2:
+			return status.Error(codes.Unavailable, "down")
+		default:
+			<-ctx.Done() // the caller's batch is cancelled when it gives up
+			return ctx.Err()
 		}
 		return nil
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), leaving{}, true))
 	defer cancel()
 	a := x.queueAny(t, ctx, policy.AddBinding("roles/viewer", "user:a@example.com"))
 	x.release()

@@ -3,7 +3,6 @@ package policy
 import (
 	"context"
 	"slices"
-	"sync/atomic"
 	"time"
 
 	"cloud.google.com/go/iam/apiv1/iampb"
@@ -15,14 +14,12 @@ import (
 
 	"github.com/iamretry/iamretry/codes"
 	"github.com/iamretry/iamretry/interceptor"
+	"github.com/iamretry/iamretry/interceptor/internal/rmwhook"
 )
 
-// The read-modify-write: the inner layer. It is given a resource and the
-// changes of one batch, runs them as one interceptor.Transact, and returns
-// each change's outcome. It knows nothing of queues, batches or waiters, and
-// calls nothing of the batching layer (coalesce.go) but the one function it
-// is given (rmw.hand): the changes' own state (change.go) says which were
-// withdrawn.
+// The read-modify-write of one batch (coalesce.go): it runs the batch's
+// changes as one interceptor.Transact, each caller's mutations on that
+// caller's goroutine (Batch.Apply), and returns each change's outcome.
 
 // noGAXRetry is appended to every call the Updater makes: the Updater owns
 // its retries, and a GAPIC client's own (resourcemanager v3's GetIamPolicy
@@ -31,12 +28,10 @@ var noGAXRetry = gax.WithRetry(nil)
 
 // outcome is what the last attempt of a read-modify-write made of one change.
 type outcome struct {
-	pol      *iampb.Policy // the policy the caller sees on success
-	err      error         // the caller's own failure: its mutation, the limit
-	panicked any           // its Mutation's panic
-	goexit   bool          // its Mutation called runtime.Goexit
-	ran      bool          // its mutations ran in the last attempt
-	grants   []string      // the members its change grants anew (in the write)
+	pol    *iampb.Policy // the policy the caller sees on success
+	err    error         // the caller's own failure: its mutation, the limit
+	ran    bool          // its mutations ran to their end in the last attempt
+	grants []string      // the members its change grants anew (in the write)
 }
 
 // rmw is one read-modify-write of resource for changes: the Read, Modify
@@ -44,7 +39,7 @@ type outcome struct {
 type rmw struct {
 	c        Client
 	resource string
-	changes  []*change
+	b        *batch
 	// out is each change's outcome in the last attempt (made anew by each
 	// attempt's read).
 	out []outcome
@@ -66,29 +61,26 @@ type rmw struct {
 	hand func(others []int)
 
 	// What the changes lived through, for the metrics, which count each
-	// caller's call (the batching layer records them; Transact does not):
-	// clock is the Retrier's; attempts counts the attempts so far (each
-	// failed but maybe the last), waited the time between them, last is
-	// when the last call to the Client returned. end is Transact's end
-	// (ReadModifyWrite.Ended). failed is set once a call to the Client
-	// failed: a caller whose context ends after that gave up on a failure
-	// (read by the batching layer on the caller's goroutine).
+	// caller's call (lead records them; Transact does not): clock is the
+	// Retrier's; attempts counts the attempts so far (each failed but maybe
+	// the last), waited the time between them, last is when the last call
+	// to the Client returned. end is Transact's end (rmwhook.Run.Ended).
 	clock    interceptor.Clock
 	attempts int
 	waited   time.Duration
 	last     time.Time
-	end      interceptor.CallEnd
-	failed   atomic.Bool
+	end      rmwhook.End
 }
 
-// transact runs the read-modify-write t on the Updater's Retrier under ctx
-// and returns each change's outcome in the last attempt, and the error that
-// ended it, if any. callers returns the contexts of the callers still
-// waiting on it.
-func (u *Updater) transact(ctx context.Context, t *rmw, callers func() []context.Context) ([]outcome, error) {
-	t.handed = make([]bool, len(t.changes))
+// transact runs the read-modify-write t on the Updater's Retrier under its
+// batch's context and returns each change's outcome in the last attempt,
+// and the error that ended it, if any.
+func (u *Updater) transact(t *rmw) ([]outcome, error) {
+	t.handed = make([]bool, len(t.b.Members))
 	t.clock = u.r.Clock()
-	pol, err := interceptor.Transact(ctx, u.r, interceptor.ReadModifyWrite[*iampb.Policy]{
+	ctx := t.b.Context()
+	run := &rmwhook.Run{Callers: t.b.Callers, Ended: func(e rmwhook.End) { t.end = e }}
+	pol, err := interceptor.Transact(rmwhook.With(ctx, run), u.r, interceptor.ReadModifyWrite[*iampb.Policy]{
 		Method:    UpdateMethod,
 		Resource:  t.resource,
 		Read:      t.readPolicy,
@@ -97,17 +89,15 @@ func (u *Updater) transact(ctx context.Context, t *rmw, callers func() []context
 		Etag:      func(p *iampb.Policy) string { return string(p.GetEtag()) },
 		Conflicts: u.conflicts,
 		Classify:  judgeNotVisible,
-		Callers:   callers,
-		Ended:     func(e interceptor.CallEnd) { t.end = e },
 	})
 	if err == nil {
 		for i := range t.out {
-			if o := &t.out[i]; o.ran && o.err == nil && o.panicked == nil && !o.goexit {
+			if o := &t.out[i]; o.ran && o.err == nil {
 				o.pol = pol
 			}
 		}
 	}
-	return t.out, forCaller(err, u.r.RetriesNotFound(ctx))
+	return t.out, forCaller(err, u.core.RetriesNotFound(ctx))
 }
 
 func readRequest(resource string) *iampb.GetIamPolicyRequest {
@@ -118,14 +108,14 @@ func readRequest(resource string) *iampb.GetIamPolicyRequest {
 }
 
 // mine reports whether change i is still this read-modify-write's: not
-// handed back and not withdrawn.
+// handed back, and its caller still waits.
 func (t *rmw) mine(i int) bool {
-	return !t.handed[i] && !t.changes[i].withdrawn()
+	return !t.handed[i] && t.b.Live(i)
 }
 
 // live reports whether any change is still wanted.
 func (t *rmw) live() bool {
-	for i := range t.changes {
+	for i := range t.b.Members {
 		if t.mine(i) {
 			return true
 		}
@@ -139,7 +129,7 @@ func (t *rmw) readPolicy(ctx context.Context) (*iampb.Policy, error) {
 	if t.judging {
 		t.judging = false
 	} else {
-		t.out = make([]outcome, len(t.changes))
+		t.out = make([]outcome, len(t.b.Members))
 		if t.attempts > 0 {
 			t.waited += t.clock.Now().Sub(t.last)
 		}
@@ -159,7 +149,8 @@ func (t *rmw) readPolicy(ctx context.Context) (*iampb.Policy, error) {
 	return read, nil
 }
 
-// modify runs each change's mutations on a copy of the policy read, keeps
+// modify runs each change's mutations on a copy of the policy read (on its
+// caller's goroutine, in arrival order), keeps
 // the copy of each change that succeeded and stays within MaxPrincipals,
 // and records each change's outcome. It returns the policy to write, or
 // read itself when nothing changed.
@@ -169,27 +160,27 @@ func (t *rmw) modify(read *iampb.Policy) (*iampb.Policy, bool, error) {
 	count := principals(work)
 	changed := false
 	var had map[string]bool // the members of work, made at first use
-	for i, ch := range t.changes {
-		if t.handed[i] {
+	for i, w := range t.b.Members {
+		if !t.mine(i) {
 			continue
 		}
 		cp := proto.Clone(work).(*iampb.Policy)
-		a := ch.apply(cp)
+		var (
+			did bool
+			err error
+		)
+		// False: its caller left, or its Mutation panicked or called
+		// runtime.Goexit on the caller's goroutine: the change is left out.
+		ran := t.b.Apply(i, func() { did, err = runMutations(cp, w.Change) })
 		o := &t.out[i]
-		o.ran = a.ran
+		o.ran = ran
 		switch {
-		case !a.ran:
+		case !ran:
 			continue
-		case a.panicked != nil:
-			o.panicked = a.panicked
+		case err != nil:
+			o.err = err
 			continue
-		case a.goexit:
-			o.goexit = true
-			continue
-		case a.err != nil:
-			o.err = a.err
-			continue
-		case !a.changed:
+		case !did:
 			continue
 		}
 		if n := principals(cp); n > MaxPrincipals && n > count {
@@ -236,7 +227,7 @@ func (t *rmw) write(ctx context.Context, work *iampb.Policy) (*iampb.Policy, err
 func (t *rmw) returned(err error) {
 	t.last = t.clock.Now()
 	if err != nil {
-		t.failed.Store(true)
+		t.b.Fail()
 	}
 }
 
@@ -250,12 +241,12 @@ func (t *rmw) notVisible(err error) bool {
 		return false
 	}
 	var grants, others []int
-	for i := range t.changes {
+	for i := range t.b.Members {
 		switch {
 		case t.handed[i]:
 		case slices.ContainsFunc(t.out[i].grants, func(m string) bool { return names(words, m) }):
-			grants = append(grants, i) // withdrawn meanwhile or not: the write granted it
-		case !t.changes[i].withdrawn():
+			grants = append(grants, i) // its caller left meanwhile or not: the write granted it
+		case t.b.Live(i):
 			others = append(others, i)
 		}
 	}

@@ -2,9 +2,7 @@ package policy
 
 import (
 	"context"
-	"runtime"
 	"slices"
-	"sync"
 
 	"cloud.google.com/go/iam/apiv1/iampb"
 
@@ -22,15 +20,13 @@ const UpdateMethod = iammethods.PolicyUpdate
 // Updater changes IAM policies by read-modify-write, retried as Google's IAM
 // guidance says, and coalesces concurrent changes of one resource into one
 // read-modify-write. It is safe for concurrent use; share one per client.
-// It starts a goroutine per resource only while an Update of that resource
-// is under way, so it needs no Close.
+// It has no goroutine of its own (a batch runs on its callers'
+// goroutines), so it needs no Close.
 type Updater struct {
 	c         Client
 	r         *interceptor.Retrier
 	conflicts interceptor.ConflictBackoff
-
-	mu     sync.Mutex
-	queues map[string]*queue // resources with a committer running
+	core      *updaters.Core[[]Mutation, *iampb.Policy]
 }
 
 // Option configures what only an Updater has (everything else is the
@@ -87,7 +83,7 @@ func WithConflictBackoff(s interceptor.ConflictBackoff) Option {
 // Update refused before it is queued (empty resource, nil Mutation, a
 // context already done), or that panics or ends in runtime.Goexit, is not
 // counted. Observers and the logger hear each read-modify-write's Attempts once,
-// with the batch's context (the values of its first caller's): a batch of
+// with the batch's context (the values of the caller that leads it): a batch of
 // several Updates is one run to them, and a batch split after a refusal
 // reports that refusal (NotRetryable) before each change runs alone, as a
 // run of its own. The span events of a batch go to the span of each caller
@@ -97,7 +93,7 @@ func NewUpdater(c Client, r *interceptor.Retrier, opts ...Option) (*Updater, err
 	if err := updaters.Check("iamretry/policy", c, "an iam/apiv1 IamPolicyClient, a resourcemanager client, FromAdmin, FromConn, ...", r, &cfg, &cfg.errs, opts); err != nil {
 		return nil, err
 	}
-	return &Updater{c: c, r: r, conflicts: cfg.conflicts, queues: map[string]*queue{}}, nil
+	return &Updater{c: c, r: r, conflicts: cfg.conflicts, core: updaters.NewCore[[]Mutation, *iampb.Policy](r)}, nil
 }
 
 // Update applies the mutations, in order, to the IAM policy of resource and
@@ -117,16 +113,19 @@ func NewUpdater(c Client, r *interceptor.Retrier, opts ...Option) (*Updater, err
 //
 // Concurrent Updates of one resource through one Updater are coalesced: a
 // call that arrives while a read-modify-write of the resource is in flight
-// joins the next one, with every other call that arrives meanwhile. There
-// is no added delay. The calls' mutations apply in arrival order, each
-// caller's on a copy that is kept only if all of them succeed and stay
-// within MaxPrincipals; each caller gets the policy its batch wrote, or its
-// own error. The batch runs under a context that carries the values of its
-// first caller's context, has the latest of the callers' deadlines (none if
-// a caller has none), and is cancelled once every caller has given up, so
-// one caller's cancellation never fails the others. Calls whose context
-// forms differ (DisableContext, RetryNotFoundContext, DeadlineContext,
-// MaxAttemptsContext) are never in one batch.
+// joins the next one, with every other call that arrives meanwhile whose
+// outgoing headers (gRPC outgoing metadata, gax callctx headers) and
+// context forms (DisableContext, RetryNotFoundContext, DeadlineContext,
+// MaxAttemptsContext) are those of the first. There is no added delay and
+// no goroutine of the Updater's own: the first caller leads the batch on
+// its goroutine, and each caller's mutations run on that caller's
+// goroutine, in arrival order, each on a copy that is kept only if all of
+// them succeed and stay within MaxPrincipals; each caller gets the policy
+// its batch wrote, or its own error. The batch's calls carry the values of
+// its leader's context and the latest of the callers' deadlines (none if a
+// caller has none). A write of several callers' changes refused
+// INVALID_ARGUMENT or FAILED_PRECONDITION (not a conflict) is split: each
+// change is tried alone, so that only the caller to blame fails.
 //
 // A write refused INVALID_ARGUMENT "... does not exist" naming a member that
 // a change grants (a service account created moments ago, not visible to
@@ -150,16 +149,16 @@ func NewUpdater(c Client, r *interceptor.Retrier, opts ...Option) (*Updater, err
 // an error that wraps ctx's error and has its code: if the call was still
 // queued, nothing of it was written; if its read-modify-write was under
 // way, its change may have been written, as with any cancelled write, and
-// later reruns of the batch leave it out.
+// later reruns of the batch leave it out. A caller that leads its batch
+// returns so too: the batch's in-flight call is cancelled, and the next
+// caller of the batch leads a rerun from a fresh read.
 //
-// Nothing handed to the Updater can take the process down from a goroutine
-// the caller cannot reach: a panic in a Mutation panics Update's goroutine
-// with the same value, and so does a panic in the Client, an observer, a
-// logger or a classifier during the caller's read-modify-write (one caller
-// of a coalesced batch gets it, the first; the others' changes run again in
-// the next batch); a Mutation that calls runtime.Goexit (a t.FailNow) ends
-// Update's goroutine the same way. Other callers and later Updates of the
-// resource carry on.
+// Nothing handed to the Updater runs on a goroutine the caller cannot
+// reach: a panic or a runtime.Goexit (a t.FailNow) in a Mutation ends its
+// own caller's goroutine as it would have called the Mutation itself; in
+// the Client, an observer, a logger or a classifier, the goroutine of the
+// caller that leads the batch. The other callers' changes run again in the
+// next batch, and later Updates of the resource carry on.
 func (u *Updater) Update(ctx context.Context, resource string, m ...Mutation) (*iampb.Policy, error) {
 	if resource == "" {
 		return nil, invalid("Update: the resource name must not be empty")
@@ -172,21 +171,9 @@ func (u *Updater) Update(ctx context.Context, resource string, m ...Mutation) (*
 	if ctx.Err() != nil {
 		return nil, wrap(resource, left(ctx, true))
 	}
-	w := &waiter{ctx: ctx, ch: &change{muts: slices.Clone(m)}, done: make(chan struct{})}
-	u.enqueue(resource, w)
-	select {
-	case <-w.done:
-	case <-ctx.Done():
-		if queued, ok := u.leave(resource, w); ok {
-			return nil, wrap(resource, left(ctx, queued))
-		}
-		<-w.done // the result came first
+	pol, err, gone, queued := u.core.Do(ctx, resource, UpdateMethod, slices.Clone(m), u.lead)
+	if gone {
+		return nil, wrap(resource, left(ctx, queued))
 	}
-	switch {
-	case w.goexit:
-		runtime.Goexit()
-	case w.panicked != nil:
-		panic(w.panicked)
-	}
-	return w.pol, w.err
+	return pol, err
 }

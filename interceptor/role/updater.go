@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/types/known/fieldmaskpb"
 
 	"github.com/iamretry/iamretry/interceptor"
+	"github.com/iamretry/iamretry/interceptor/internal/rmwhook"
 	"github.com/iamretry/iamretry/interceptor/internal/updaters"
 	"github.com/iamretry/iamretry/internal/iammethods"
 )
@@ -29,14 +30,15 @@ const UpdateMethod = iammethods.RoleUpdate
 var noGAXRetry = gax.WithRetry(nil)
 
 // Updater changes custom roles by read-modify-write, retried as Google's
-// IAM guidance says. It is safe for concurrent use and holds no resources
-// (no Close). Concurrent Updates of one role are not coalesced: each runs
-// its own read-modify-write, and those that meet a concurrent change run
-// again from the read.
+// IAM guidance says. It is safe for concurrent use; share one per client.
+// Concurrent Updates of one role through one Updater are coalesced into one
+// read-modify-write, as the policy Updater's are. It has no goroutine of
+// its own (a batch runs on its callers' goroutines), so it needs no Close.
 type Updater struct {
 	c         Client
 	r         *interceptor.Retrier
 	conflicts interceptor.ConflictBackoff
+	core      *updaters.Core[[]Change, *adminpb.Role]
 }
 
 // Option configures what only an Updater has (everything else is the
@@ -73,7 +75,7 @@ func NewUpdater(c Client, r *interceptor.Retrier, opts ...Option) (*Updater, err
 	if err := updaters.Check("iamretry/role", c, "an admin.IamClient, iamv1.Roles, ...", r, &cfg, &cfg.errs, opts); err != nil {
 		return nil, err
 	}
-	return &Updater{c: c, r: r, conflicts: cfg.conflicts}, nil
+	return &Updater{c: c, r: r, conflicts: cfg.conflicts, core: updaters.NewCore[[]Change, *adminpb.Role](r)}, nil
 }
 
 // Update applies the changes, in order, to the custom role name
@@ -109,9 +111,16 @@ func NewUpdater(c Client, r *interceptor.Retrier, opts ...Option) (*Updater, err
 // ctx ends during a wait, the error has ctx's code and wraps the last
 // error; during a call, it has ctx's code and errors.Is finds ctx's error,
 // over gRPC as over REST; a ctx that has ended already sends nothing and gives an error
-// that wraps ctx's error and cause, with its code. Update runs on the
-// caller's goroutine: a panic in a Change or in the Client reaches its
-// caller.
+// that wraps ctx's error and cause, with its code.
+//
+// Concurrent Updates of one role through one Updater are coalesced, as
+// policy.Updater's are (see its Update): callers whose outgoing headers and
+// context forms are the same share one read-modify-write, led by the first
+// on its goroutine, each caller's Changes run on its own goroutine in
+// arrival order; a shared write IAM refuses (INVALID_ARGUMENT,
+// FAILED_PRECONDITION) is split so that only the caller to blame fails; a
+// caller whose ctx ends returns at once. A panic in a Change reaches its
+// own caller; in the Client, the caller that leads the batch.
 func (u *Updater) Update(ctx context.Context, name string, changes ...Change) (*adminpb.Role, error) {
 	if err := checkName(name); err != nil {
 		return nil, wrap(name, err)
@@ -122,22 +131,13 @@ func (u *Updater) Update(ctx context.Context, name string, changes ...Change) (*
 		}
 	}
 	if ctx.Err() != nil {
-		return nil, wrap(name, &endedError{err: ctx.Err(), cause: context.Cause(ctx)})
+		return nil, wrap(name, updaters.Left(ctx, true))
 	}
-	t := &rmw{c: u.c, name: name, changes: slices.Clone(changes)}
-	role, err := interceptor.Transact(ctx, u.r, interceptor.ReadModifyWrite[*adminpb.Role]{
-		Method:    UpdateMethod,
-		Resource:  name,
-		Read:      t.readRole,
-		Modify:    t.modify,
-		Write:     t.write,
-		Etag:      func(r *adminpb.Role) string { return string(r.GetEtag()) },
-		Conflicts: u.conflicts,
-	})
-	if err != nil {
-		return nil, wrapEnded(ctx, name, err)
+	role, err, gone, queued := u.core.Do(ctx, name, UpdateMethod, slices.Clone(changes), u.lead)
+	if gone {
+		return nil, wrap(name, updaters.Left(ctx, queued))
 	}
-	return role, nil
+	return role, err
 }
 
 // checkName refuses a predefined role and a name that is not a custom
@@ -166,19 +166,32 @@ const (
 	roleIDChars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_."
 )
 
-// rmw is one Update's read-modify-write: the Read, Modify and Write of its
+// rmw is one batch's read-modify-write: the Read, Modify and Write of its
 // interceptor.Transact.
 type rmw struct {
-	c       Client
-	name    string
-	changes []Change
-	read    *adminpb.Role // the role the last Modify was given
-	paths   []string      // the fields the last Modify changed
+	c     Client
+	name  string
+	b     *batch
+	read  *adminpb.Role // the role the last Modify was given
+	paths []string      // the fields the last Modify changed
+	// out is each member's outcome in the last attempt: its change ran to
+	// its end (ran), or failed on its own (err).
+	out []outcome
+	// refused: the last attempt's write was refused (a refusal a batch is
+	// split on); end is Transact's end (rmwhook.Run.Ended).
+	refused bool
+	end     rmwhook.End
+}
+
+type outcome struct {
+	ran bool
+	err error
 }
 
 func (t *rmw) readRole(ctx context.Context) (*adminpb.Role, error) {
 	r, err := t.c.GetRole(ctx, &adminpb.GetRoleRequest{Name: t.name}, noGAXRetry)
 	if err != nil {
+		t.b.Fail()
 		return nil, err
 	}
 	if r == nil {
@@ -187,28 +200,57 @@ func (t *rmw) readRole(ctx context.Context) (*adminpb.Role, error) {
 	return r, nil
 }
 
-// modify refuses a deleted role, runs the changes on a copy of the role
-// read and returns the copy and whether a field differs from the read.
+// modify refuses a deleted role, runs each member's changes on a copy of
+// the role as the members before it left it (on the member's goroutine, in
+// arrival order), keeps the copies of the members whose changes succeeded,
+// and returns the result and whether a field differs from the read.
 func (t *rmw) modify(read *adminpb.Role) (*adminpb.Role, bool, error) {
 	if read.GetDeleted() {
 		return nil, false, &refusal{err: ErrDeleted, code: grpccodes.FailedPrecondition}
 	}
-	t.read = read
+	t.read, t.refused = read, false
+	t.out = make([]outcome, len(t.b.Members))
 	work := proto.Clone(read).(*adminpb.Role)
-	for i, c := range t.changes {
-		if _, err := c(work); err != nil {
-			return nil, false, &changeError{n: i + 1, err: err}
+	ran := false
+	for i, w := range t.b.Members {
+		if !t.b.Live(i) {
+			continue
 		}
-		if f := fixedField(read, work); f != "" {
-			return nil, false, &changeError{n: i + 1, err: invalid(
-				"it changed the role's %s; a Change may change title, description, included_permissions and stage only", f)}
+		cp := proto.Clone(work).(*adminpb.Role)
+		var err error
+		if !t.b.Apply(i, func() { err = runChanges(work, cp, w.Change) }) {
+			continue // its caller left, or its Change panicked or called runtime.Goexit
 		}
+		ran = true
+		if err != nil {
+			t.out[i].err = err
+			continue
+		}
+		t.out[i].ran = true
+		work = cp
+	}
+	if !ran {
+		return nil, false, context.Canceled // every caller has given up
 	}
 	t.paths = changedPaths(read, work)
 	if len(t.paths) == 0 {
 		return read, false, nil
 	}
 	return work, true, nil
+}
+
+// runChanges runs one caller's changes, in order, on cp, a copy of before.
+func runChanges(before, cp *adminpb.Role, changes []Change) error {
+	for i, c := range changes {
+		if _, err := c(cp); err != nil {
+			return &changeError{n: i + 1, err: err}
+		}
+		if f := fixedField(before, cp); f != "" {
+			return &changeError{n: i + 1, err: invalid(
+				"it changed the role's %s; a Change may change title, description, included_permissions and stage only", f)}
+		}
+	}
+	return nil
 }
 
 // fixedField names a field a Change must not touch that differs between
@@ -263,6 +305,8 @@ func samePermissions(a, b []string) bool {
 func (t *rmw) write(ctx context.Context, work *adminpb.Role) (*adminpb.Role, error) {
 	r, err := t.c.UpdateRole(ctx, updateRequest(t.name, t.read, work, t.paths), noGAXRetry)
 	if err != nil {
+		t.b.Fail()
+		t.refused = updaters.Splittable(err)
 		return nil, err
 	}
 	if r == nil {
