@@ -74,9 +74,8 @@ func NewUpdater(c Client, r *interceptor.Retrier, opts ...Option) (*Updater, err
 // Mutation reaches its own caller (package doc: Coalescing).
 //
 // Errors name the resource and keep their cause's gRPC status (a conflict
-// is ABORTED). A Mutation's error is wrapped (errors.Is works) and nothing
-// of this call's mutations is written; past MaxPrincipals, the error is
-// ErrTooManyPrincipals (INVALID_ARGUMENT). When ctx ends first, Update
+// is ABORTED). On a Mutation's error (wrapped) or ErrTooManyPrincipals,
+// nothing of this call's mutations is written. When ctx ends first, Update
 // returns at once with ctx's code (what was written: package doc).
 func (u *Updater) Update(ctx context.Context, resource string, m ...Mutation) (*iampb.Policy, error) {
 	if resource == "" {
