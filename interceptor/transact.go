@@ -76,21 +76,18 @@ type ReadModifyWrite[T any] struct {
 	Classify func(err error) (class codes.Class, ok bool)
 }
 
-// Transact runs t on r's engine as a retried transaction, the IAM
-// guidance's "retry the entire read-modify-write": it reads, applies
-// Modify, writes with the etag read only when something changed, and
-// returns what Write returned (or what Modify returned when nothing
-// changed). It reruns the whole from the read after a conflict (ABORTED, or
-// FAILED_PRECONDITION when a fresh read shows the etag moved), waiting
-// t.Conflicts' schedule outside the budget and the attempt cap, and after a
-// Transient failure of the read or the write, waiting r's Backoff. All else
-// is r's, as on every face. It owns Read and Write (their ctx is marked):
-// do not nest owners.
-//
-// It returns the last error unchanged, Modify's error unchanged, or, when
-// ctx ends during a wait, an error with the context's code wrapping the
-// last error; with the zero T. A nil or unbuilt r, a missing field and an
-// unknown Conflicts are refused with an error naming each, before any call.
+// Transact runs t on r's engine as a retried transaction, the IAM guidance's
+// "retry the entire read-modify-write": it reads, applies Modify, writes
+// with the etag read only when something changed, and returns what Write
+// returned (or Modify, when nothing changed). After a conflict (ABORTED;
+// FAILED_PRECONDITION: see Etag) it reruns the whole from the read on
+// t.Conflicts' schedule, outside the budget and the attempt cap; after a
+// Transient failure of the read or the write, on r's Backoff. All else is
+// r's, as on every face. It owns Read and Write (their ctx is marked): do
+// not nest owners. It returns the last error or Modify's unchanged, or, when
+// ctx ends during a wait, an error with the context's code wrapping the last
+// error; with the zero T. A nil or unbuilt r, a missing field and an unknown
+// Conflicts are refused with an error naming each, before any call.
 func Transact[T any](ctx context.Context, r *Retrier, t ReadModifyWrite[T]) (T, error) {
 	var zero T
 	if err := t.check(r); err != nil {

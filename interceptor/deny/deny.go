@@ -91,17 +91,17 @@ func WithConflictBackoff(s interceptor.ConflictBackoff) Option {
 	return func(c *config) { updaters.SetConflicts(s, &c.conflicts, &c.errs) }
 }
 
-// CreateIfAbsent makes Update create a policy that does not exist
-// (GetPolicy answers NOT_FOUND): its rules are those the changes add, and
-// it is created with CreatePolicy, whose operation is waited for as an
-// update's is. A concurrent create that wins (ALREADY_EXISTS, at the call
-// or in the operation; over REST gax reports the 409 as ABORTED, and the
-// body says ALREADY_EXISTS) is a conflict: the transaction reruns from a
-// fresh read and updates the policy the other writer made; so is a policy
-// deleted between the read and the update (NOT_FOUND from UpdatePolicy).
-// Without it, a policy that does not exist is GetPolicy's NOT_FOUND,
-// returned as the Retrier's classifier decides (retried only with the 404
-// opt-in).
+// CreateIfAbsent makes Update create a policy that does not exist (GetPolicy
+// answers NOT_FOUND): its rules are those the changes add (none: nothing is
+// created and Update returns nil, nil), and it is created with CreatePolicy,
+// whose operation is waited for as an update's is. A concurrent create that
+// wins (ALREADY_EXISTS, at the call or in the operation; over REST gax
+// reports the 409 as ABORTED, and the body says ALREADY_EXISTS) is a
+// conflict: the transaction reruns from a fresh read and updates the policy
+// the other writer made; so is a policy deleted between the read and the
+// update (NOT_FOUND from UpdatePolicy). Without it, a policy that does not
+// exist is GetPolicy's NOT_FOUND, returned as the Retrier's classifier
+// decides (retried only with the 404 opt-in).
 func CreateIfAbsent() Option { return func(c *config) { c.create = true } }
 
 // WithPollInterval sets the first wait between two polls of an operation
@@ -124,12 +124,9 @@ func WithPollInterval(d time.Duration) Option {
 // timeout bounds each GetPolicy call, and each write together with the
 // wait for its operation. Reruns after a conflict follow
 // WithConflictBackoff's schedule and never count toward r's attempt cap.
-// A nil c, a nil r or one not built by interceptor.New, and invalid
-// options give an error naming each, and no Updater.
-//
-// The Updater owns the retries of the calls it makes: their context is
-// marked, so that r's interceptor (or RoundTripper) beneath c passes them
-// through, and each call and poll carries gax.WithRetry(nil).
+// Over a client that carries r's face, the Updater alone retries its calls
+// (package doc). A nil c, a nil r or one not built by interceptor.New, and
+// invalid options give an error naming each, and no Updater.
 func NewUpdater(c Client, r *interceptor.Retrier, opts ...Option) (*Updater, error) {
 	cfg := config{poll: DefaultPollInterval}
 	if err := updaters.Check("iamretry/deny", c, "iam/apiv2's PoliciesClient, gRPC or REST", r, &cfg, &cfg.errs, opts); err != nil {
@@ -140,55 +137,17 @@ func NewUpdater(c Client, r *interceptor.Retrier, opts ...Option) (*Updater, err
 }
 
 // Update applies the changes, in order, to the rules of the deny policy
-// name (policies/{attachment_point}/denypolicies/{policy_id}, the attachment
-// point URL-encoded: policies/cloudresourcemanager.googleapis.com%2Fprojects%2Fmy-project/denypolicies/my-policy)
-// and returns the policy as it stands after them: the policy written, or
-// the policy read when nothing changed (then nothing is written).
+// name (policies/{attachment_point}/denypolicies/{policy_id}, the
+// attachment point URL-encoded) and returns the policy as it stands after
+// them: the policy written, or the policy read when nothing changed (then
+// nothing is written). It waits for the write's operation within ctx, so
+// give ctx a deadline. After a conflict or a transient failure it reruns
+// all from a fresh read, never the write alone, and concurrent Updates of
+// a policy are coalesced (package doc: The read-modify-write, Coalescing).
 //
-// It reads the policy with GetPolicy, applies the changes to a copy, and
-// when something changed writes it with UpdatePolicy carrying the etag read
-// (IAM updates only the rules and the display name), then waits for the
-// update's long-running operation within the same context, polling it
-// (GetOperation) with waits that start at WithPollInterval's and double.
-// It reruns the whole from the read, never the write alone: after a
-// conflict (ABORTED, from the call or as the operation's error: a stale
-// etag may surface either way; FAILED_PRECONDITION when a fresh read shows
-// the etag moved) and after a transient failure of the read, the write or
-// a poll (a failed poll is a failed write: the fresh read and the
-// idempotent changes find out whether it landed). Adding a rule that is
-// there, or removing one that is not, changes nothing, so every change
-// lands exactly once.
-//
-// The wait for an operation is bounded by ctx and by r's per-attempt
-// timeout (which bounds each write with its wait: a wait it cuts off is a
-// transient failure, followed by a fresh read), not by r's retry deadline,
-// which counts from a failure: IAM does not say how long its operations
-// take, so give ctx a deadline. A wait between polls that would end past
-// ctx's deadline is not started; when ctx ends (or its deadline would
-// pass) during the wait, the error has the context's code.
-//
-// With CreateIfAbsent, a policy that does not exist is created holding the
-// rules the changes add; when they add none, nothing is created and Update
-// returns nil, nil.
-//
-// Changes made by neither AddRule nor RemoveRule, malformed rules, no
-// change at all and a malformed name are refused before any call, with an
-// error whose gRPC code is INVALID_ARGUMENT naming each. Otherwise it
-// returns the last error (see interceptor.Transact), or, when ctx ends
-// during a wait, an error whose code is the context's and that wraps the
-// last one; either wrapped in an error that names the policy, whose
-// status.Code is the cause's over gRPC and REST alike (codes.CodeOf's
-// reading of a REST error's body), and which errors.Is and errors.As see
-// through; when ctx ends during a call, errors.Is finds ctx's error on
-// either transport.
-//
-// Concurrent Updates of one policy through one Updater are coalesced, as
-// policy.Updater's are (see its Update): callers whose outgoing headers and
-// context forms are the same share one read-modify-write (one write and one
-// wait for its operation), led by the first on its goroutine, in arrival
-// order; a shared write IAM refuses (INVALID_ARGUMENT, FAILED_PRECONDITION:
-// past the limit of rules, say) is split so that only the caller to blame
-// fails; a caller whose ctx ends returns at once.
+// A malformed name, a malformed change and no change at all are refused
+// INVALID_ARGUMENT before any call. Errors name the policy and keep their
+// cause's gRPC status over gRPC and REST alike (package doc: Errors).
 func (u *Updater) Update(ctx context.Context, name string, changes ...Change) (*iampb.Policy, error) {
 	if _, _, err := splitName(name, u.create); err != nil {
 		return nil, invalid(name, err)

@@ -20,7 +20,7 @@ import (
 )
 
 // TestGoexitInLoggerOrClassifier runs its checks in a child
-// process (a hang or a dead committer there cannot take this test binary
+// process (a hang or a dead batch leader there cannot take this test binary
 // down): runtime.Goexit (a t.FailNow) in a logger or a classifier handed
 // to NewUpdater ends the goroutine of the caller whose read-modify-write
 // ran it (it runs on the caller's goroutine, as any call the caller makes

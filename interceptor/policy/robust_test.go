@@ -200,7 +200,7 @@ func TestCancelledCallerReturnsBeforeBatchMatesMutation(t *testing.T) {
 }
 
 // TestGoexitInMutation runs goexitChild in a child process (a hang or a
-// dead committer there cannot take this test binary down): runtime.Goexit in
+// dead batch leader there cannot take this test binary down): runtime.Goexit in
 // a Mutation ends its caller's goroutine, the batch-mate returns by its
 // deadline, and later Updates of the resource work.
 func TestGoexitInMutation(t *testing.T) {

@@ -81,46 +81,15 @@ func NewUpdater(c Client, r *interceptor.Retrier, opts ...Option) (*Updater, err
 // Update applies the changes, in order, to the custom role name
 // (projects/PROJECT_ID/roles/ID or organizations/ORG_ID/roles/ID) and
 // returns the role as it stands after them: the role written, or the role
-// read when nothing changed (then nothing is written). With no changes it
-// is a retried read.
+// read when nothing changed (then nothing is written). After a conflict or
+// a transient failure it reruns all from a fresh read, within the
+// Retrier's deadline and ctx, so Changes must be idempotent (see Change).
+// Concurrent Updates of a role are coalesced (package doc: Coalescing).
 //
-// It reads the role (GetRole), applies the changes to a copy and, when a
-// field changed, writes it (UpdateRole) with the etag read and an
-// update_mask naming exactly the fields whose value changed, among title,
-// description, included_permissions and stage. A concurrent change
-// (ABORTED, or FAILED_PRECONDITION when a fresh read shows the etag moved)
-// or a transient failure of the read or the write runs it all again from
-// the read, never the write alone, after the Retrier's backoff (the
-// conflict schedule after a conflict), within its deadline and ctx. The
-// changes are rerun on each fresh read, so they must be idempotent (see
-// Change).
-//
-// Refused, with nothing written: a predefined role (ErrPredefined,
-// INVALID_ARGUMENT) and a malformed name (INVALID_ARGUMENT: a role ID is at
-// most 64 letters, digits, underscores and periods; a project or
-// organization ID holds no white space, '?', '#' or '%'), before any
-// call; a nil Change (INVALID_ARGUMENT), before any call; a deleted role
-// (ErrDeleted, FAILED_PRECONDITION) and a Change's error (wrapped, errors.Is
-// works), after the read. IAM's refusals (a permission it does not know, a
-// title too long: INVALID_ARGUMENT; a role that does not exist: NOT_FOUND,
-// rerun only with the 404 opt-in) are returned at once.
-//
-// Errors name the role and keep the gRPC status of their cause
-// (status.Code(err) works, also for a REST client's errors; a
-// FAILED_PRECONDITION found to be a conflict is reported as ABORTED). When
-// ctx ends during a wait, the error has ctx's code and wraps the last
-// error; during a call, it has ctx's code and errors.Is finds ctx's error,
-// over gRPC as over REST; a ctx that has ended already sends nothing and gives an error
-// that wraps ctx's error and cause, with its code.
-//
-// Concurrent Updates of one role through one Updater are coalesced, as
-// policy.Updater's are (see its Update): callers whose outgoing headers and
-// context forms are the same share one read-modify-write, led by the first
-// on its goroutine, each caller's Changes run on its own goroutine in
-// arrival order; a shared write IAM refuses (INVALID_ARGUMENT,
-// FAILED_PRECONDITION) is split so that only the caller to blame fails; a
-// caller whose ctx ends returns at once. A panic in a Change reaches its
-// own caller; in the Client, the caller that leads the batch.
+// Errors name the role and keep their cause's gRPC status, also over REST
+// (a conflict is ABORTED). A predefined role (ErrPredefined), a malformed
+// name and a nil Change are refused before any call, a deleted role
+// (ErrDeleted) after the read; the rest: package doc, Errors.
 func (u *Updater) Update(ctx context.Context, name string, changes ...Change) (*adminpb.Role, error) {
 	if err := checkName(name); err != nil {
 		return nil, wrap(name, err)

@@ -20,15 +20,15 @@
 // must overlap in virtual time run as threads of Go.
 //
 // A thread may hand its work to another goroutine and wait for it (a gRPC
-// handler that sleeps the fake's latency, the policy Updater's committer that
-// sleeps its backoff): that goroutine sleeps in the thread's place. What a
-// thread must not do while other threads run is wait for something that no
-// sleeper will bring about: a channel fed by another thread, a lock held by a
-// sleeper, or a sleeper that serves another thread too (threads whose Updates
-// one Updater coalesces into one read-modify-write would wait for one sleeper
-// between them). Such callers run as goroutines of one thread (the go
-// statement): the clock sees their one sleeper; which batch each joins
-// depends on when its goroutine starts, as in real time. Used so, the clock
+// handler that sleeps the fake's latency): that goroutine sleeps in the
+// thread's place. What a thread must not do while other threads run is wait
+// for something that no sleeper will bring about: a channel fed by another
+// thread, a lock held by a sleeper, or a sleeper that serves another thread
+// too (threads whose Updates one Updater coalesces into one batch would wait
+// for the sleeps of the caller that leads it, another thread). Such callers
+// run as goroutines of one thread (the go statement): the clock sees their
+// one sleeper; which batch each joins depends on when its goroutine starts,
+// as in real time. Used so, the clock
 // never deadlocks a test: a thread that is awake by the count is running, or
 // waits for a goroutine that will sleep or finish. The rule cannot be
 // checked: a thread blocked on anything else, with no goroutine sleeping in

@@ -141,7 +141,7 @@ func TestCancelDuringWait(t *testing.T) {
 }
 
 // A thread may hand its work to a goroutine that sleeps in its place (a
-// server handler, the Updater's committer) and wait for it.
+// server handler) and wait for it.
 func TestHelperSleepsInTheThreadsPlace(t *testing.T) {
 	c := At(t0)
 	var log []string

@@ -96,20 +96,12 @@ type rmwClient struct {
 }
 
 // SimulateContention runs N clients through read-modify-write on one policy
-// with every client retrying by strategy s. A client reads (getting the
-// policy's etag), and Service later its write with that etag arrives: it
-// lands if no other write landed in between, and bumps the etag; otherwise
-// it fails with ABORTED and the client waits s.Delay(n, r) for its n-th
-// conflict (n from 0; s.After(n, time since its first conflict, r) when
-// set) and reruns the whole read-modify-write, unless the wait
-// would end more than Deadline after its first conflict, in which case it
-// gives up. Events at the same instant are handled in the order they were
-// scheduled.
-//
-// The result depends only on cfg and s. A bad cfg or s, a negative delay, a
-// client exceeding MaxCallsPerClient writes, or an event beyond Horizon is an
-// error. When ctx ends, SimulateContention stops within cancelEvery events
-// and returns ctx's error.
+// with every client retrying by strategy s (the model: package doc,
+// Contention on one policy). The result depends only on cfg and s. A bad
+// cfg or s, a negative delay, a client exceeding MaxCallsPerClient writes,
+// or an event beyond Horizon is an error. When ctx ends,
+// SimulateContention stops within cancelEvery events and returns ctx's
+// error.
 func SimulateContention(ctx context.Context, cfg ContentionConfig, s Strategy) (ContentionResult, error) {
 	res, _, err := simulateContention(ctx, cfg, s)
 	return res, err

@@ -47,22 +47,11 @@ var palette = []color.Color{
 }
 
 // Plot draws calls per 100 ms over time, one line per result in a distinct
-// colour, to the file at path, replacing it. The format follows the
-// extension: ".png" or ".svg" (any case); any other extension is an error and
-// no file is written.
-//
-// The image is 10 x 7 inches: a title, then two panels sharing the time
-// axis (seconds) and a legend beside them, never over the data. The top
-// panel shows every line over its full range: the synchronized waves of a
-// strategy without jitter. The bottom panel zooms in on calls up to about
-// three times the server's capacity, or up to the highest retry peak of the
-// spread-out strategies if that is higher (a strategy is synchronized, not
-// spread out, if at least half the clients retried in one tick), rounded up
-// to a round number, so the jittered strategies can be told apart; its
-// title says what it clips. When all results share one scenario the title states it, the
-// outage is shaded and the server's capacity is drawn as a dashed line.
-// It returns an error if results is empty or has more strategies than it
-// has colours (7).
+// colour, to the file at path, replacing it (the layout: package doc,
+// Plots). The format follows the extension: ".png" or ".svg" (any case);
+// any other extension is an error and no file is written. It returns an
+// error if results is empty or has more strategies than it has colours
+// (7).
 func Plot(path string, results []Result) error {
 	ext := strings.ToLower(filepath.Ext(path))
 	if ext != ".png" && ext != ".svg" {

@@ -142,19 +142,12 @@ type herdClient struct {
 }
 
 // Simulate runs the thundering-herd scenario cfg with every client retrying
-// by strategy s, and returns what the server saw. The server: a call at time
-// t fails if t < Outage or if t's tick has already taken Capacity calls;
-// otherwise it succeeds. A client: calls; on its n-th failure (n from 0) it
-// draws r, computes wait = s.Delay(n, r) (or s.After(n, time since its
-// first failure, r)) and calls again after the wait,
-// unless the wait would end more than Deadline after its first failure, in
-// which case it gives up at once. Calls at the same instant are served in the
-// order they were scheduled.
-//
-// The result depends only on cfg and s: the same seed gives the same Result.
-// A bad cfg or s, a negative delay, a client exceeding MaxCallsPerClient, or
-// a call beyond Horizon is an error. When ctx ends, Simulate stops within
-// cancelEvery events and returns ctx's error.
+// by strategy s, and returns what the server saw (the model: package doc,
+// The thundering herd). The result depends only on cfg and s: the same seed
+// gives the same Result. A bad cfg or s, a negative delay, a client
+// exceeding MaxCallsPerClient, or a call beyond Horizon is an error. When
+// ctx ends, Simulate stops within cancelEvery events and returns ctx's
+// error.
 func Simulate(ctx context.Context, cfg Config, s Strategy) (Result, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
