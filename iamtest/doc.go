@@ -92,38 +92,37 @@
 //
 // Latency and propagation windows run on the fake's clock: the wall clock
 // unless WithClock gives another (any value with Now and Sleep). Tests of
-// fault handling need not wait real backoff, in one of two ways: a
-// VirtualClock (NewVirtualClock) shared by the fake and the retrying code
-// (interceptor.WithClock, also for policy.NewUpdater), a discrete-event clock
-// with the rule below; or testing/synctest's synctest.Test, where the wall
-// clock is a fake one that jumps ahead whenever every goroutine of the test
-// is blocked (see the synctest example): no rule to follow, at the price of
-// running the test in a bubble.
+// fault handling need not wait real backoff. Run them first under
+// testing/synctest's synctest.Test: the wall clock there is a fake one that
+// jumps ahead whenever every goroutine of the test is blocked, so the
+// Retrier's waits, the Updater's and the fake's latency take no real time,
+// and concurrent callers (goroutines, many Updaters, workers of your own)
+// need no rule (see TestSynctestSeparateUpdaters and the synctest example).
 //
-// A VirtualClock's rule: time stands still while any thread of the test is
-// awake; when every thread sleeps on the clock, it jumps to the earliest
-// wake-up and wakes that sleeper alone. Sleepers thus wake in virtual-time
-// order, each at its own deadline, never before it.
+// A VirtualClock (NewVirtualClock) serves what a bubble cannot (the CLI's
+// virtual-time demo and simulator, a wait checked to the nanosecond). It is
+// shared by the fake and the retrying code (interceptor.WithClock), and its
+// rule is: time stands still while any thread is awake; when every thread
+// sleeps on the clock, it jumps to the earliest wake-up and wakes that
+// sleeper alone, so sleepers wake in virtual-time order, each at its own
+// deadline, never before it.
 //
-//   - Outside VirtualClock.Go there is one thread, whichever goroutine calls
-//     Sleep: a lone call's Sleep returns at once, with the clock moved by
-//     the wait.
-//   - Go(ctx, n, f) runs n threads whose waits overlap in virtual time (n
-//     concurrent calls); its caller waits until they all return.
-//   - A thread may wait for a goroutine that sleeps in its place: the fake's
-//     handler sleeping its latency, the policy Updater's committer sleeping
-//     its backoff. A thread must not wait for another thread, nor for a
-//     sleeper that serves another thread too: Updates that one Updater
-//     coalesces into one read-modify-write share one sleeper, so run such
-//     callers as goroutines of one thread (the go statement), where the
-//     clock sees their one sleeper.
+//   - Its threads are the goroutine that called NewVirtualClock and the
+//     goroutines of Go(ctx, n, f), numbered 0..n-1, whose waits overlap in
+//     virtual time; Go's caller (a thread) waits until they all return.
+//   - A goroutine that a thread starts with the context Go gave it (the
+//     policy Updater's batch) sleeps in the thread's place; the fake's
+//     handlers sleep in their caller's place.
+//   - Any other goroutine's Sleep or Go panics, naming the rule: a goroutine
+//     the clock does not count would make every thread's waits wrong.
+//   - A thread must not wait for another thread, nor for a sleeper that
+//     serves another thread too (Updates one Updater coalesces): such tests
+//     run under synctest.
 //
-// Used so, the clock never deadlocks a test. A thread blocked on anything
-// else stops time for all (the test hangs until its timeout). The clock does
-// not end a sleep at its context's deadline, which is wall-clock time;
-// NewVirtualClock(time.Now()) makes code that compares a deadline with Now
-// (the interceptor, which never starts a wait past the deadline) compare as
-// a real run would.
+// The clock does not end a sleep at its context's deadline, which is
+// wall-clock time; NewVirtualClock(time.Now()) makes code that compares a
+// deadline with Now (the interceptor, which never starts a wait past the
+// deadline) compare as a real run would.
 //
 // # Every control and its default
 //

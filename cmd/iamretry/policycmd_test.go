@@ -138,8 +138,10 @@ func TestPolicyConditionsAndRemove(t *testing.T) {
 // lands, once, and stderr tells each retry. The retries wait on a virtual
 // clock.
 func TestPolicyRetriesThroughFaults(t *testing.T) {
-	policyTestClock = iamtest.NewVirtualClock(time.Now())
+	clock := iamtest.NewVirtualClock(time.Now())
+	policyTestClock = clock
 	t.Cleanup(func() { policyTestClock = nil })
+	runCmd := clockCmd(clock)
 	addr := startFake(t, "--fail-rate", "0.5", "--codes", "unavailable,INTERNAL", "--lost-answer-rate", "0.2", "--seed", "3")
 	ep := []string{"--endpoint", addr, "--insecure", "--deadline", "10m", "--timeout", "0"}
 	retries := 0
@@ -168,8 +170,10 @@ func TestPolicyRetriesThroughFaults(t *testing.T) {
 func TestPolicyRealAPIErrorsAreClear(t *testing.T) {
 	// Nothing listens there: the command fails (exit 1) with the server's
 	// code, after its retries, which run on a virtual clock.
-	policyTestClock = iamtest.NewVirtualClock(time.Now())
+	clock := iamtest.NewVirtualClock(time.Now())
+	policyTestClock = clock
 	t.Cleanup(func() { policyTestClock = nil })
+	runCmd := clockCmd(clock)
 	r := runCmd(t, "policy", "get", "--resource", "projects/p", "--endpoint", "127.0.0.1:1", "--insecure", "--deadline", "3s")
 	if r.code != exitFailure || !strings.Contains(r.stderr, "Unavailable") {
 		t.Errorf("exit %d, stderr:\n%s", r.code, r.stderr)

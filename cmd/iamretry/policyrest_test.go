@@ -106,8 +106,10 @@ func TestPolicyRESTConditionalBinding(t *testing.T) {
 // RoundTripper, under the gRPC method the request maps to. The waits run on
 // a virtual clock.
 func TestPolicyRESTRetriesThroughFaults(t *testing.T) {
-	policyTestClock = iamtest.NewVirtualClock(time.Now())
+	clock := iamtest.NewVirtualClock(time.Now())
+	policyTestClock = clock
 	t.Cleanup(func() { policyTestClock = nil })
+	runCmd := clockCmd(clock)
 	_, url := startFakeREST(t, "--fail-rate", "0.5", "--codes", "unavailable,INTERNAL", "--lost-answer-rate", "0.2", "--seed", "3")
 	rest := []string{"--transport", "rest", "--endpoint", url, "--insecure", "--deadline", "10m", "--timeout", "0"}
 	members := []string{"user:a@example.com", "user:b@example.com", "user:c@example.com", "user:d@example.com"}

@@ -75,7 +75,7 @@ func TestConcurrentCreates(t *testing.T) {
 				const n = 6
 				errs := make([]error, n)
 				e.clock.Go(context.Background(), n, func(ctx context.Context, i int) {
-					_, errs[i-1] = e.u.Update(ctx, policyName, deny.AddRule(rule(i)))
+					_, errs[i] = e.u.Update(ctx, policyName, deny.AddRule(rule(i+1)))
 				})
 				for i, err := range errs {
 					if err != nil {
