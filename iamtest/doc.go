@@ -66,7 +66,9 @@
 // ServiceAccount and ServiceAccountKeys read the store back. Where real IAM's
 // behaviour is documented the fake follows it by default (member case folded,
 // a write below the stored policy version refused, 10 keys per account, the
-// 1,500-member limit in IAM's words); where it is not, or where it depends on
+// 1,500-member limit in IAM's words, a grant to a service account that does
+// not exist, or to a re-created one beside its deleted: member, refused);
+// where it is not, or where it depends on
 // the organisation, a control chooses it, with a documented default:
 // SetPropagationCodes, SetStaleReads, SetConditionalRead, RegisterProject and
 // InviteOwner, SetKnownRolesOnly and AddRoles, SetKeyCreationDisabled,
@@ -146,7 +148,9 @@
 //	SetPropagationCodes           NOT_FOUND
 //	SetStaleReads                 0 (reads see the last write)
 //	SetConditionalRead            RefuseConditionalRead
-//	SetRefuseUnknownServiceAccounts off
+//	SetRefuseUnknownServiceAccounts on: a grant to a user-managed service
+//	                              account the fake does not hold (never made,
+//	                              or deleted) is refused INVALID_ARGUMENT
 //	SetKeyCreationDisabled        off
 //	SetIAMMessages                off (injected messages start with "iamtest: injected")
 //	SetKnownRolesOnly, AddRoles   off: every well-formed role is accepted

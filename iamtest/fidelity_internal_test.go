@@ -138,12 +138,13 @@ func TestRefuseUnknownServiceAccounts(t *testing.T) {
 	t.Parallel()
 	c := newClients(t)
 	grant := &iampb.Policy{Bindings: []*iampb.Binding{binding("roles/viewer", "serviceAccount:ghost@p.iam.gserviceaccount.com")}}
-	if _, err := c.set("folders/1", grant); err != nil {
-		t.Fatalf("off by default: %v", err)
-	}
-	c.srv.SetRefuseUnknownServiceAccounts(true)
 	_, err := c.set("folders/2", grant)
 	wantCode(t, err, codes.InvalidArgument, "Service account ghost@p.iam.gserviceaccount.com does not exist.")
+	c.srv.SetRefuseUnknownServiceAccounts(false)
+	if _, err := c.set("folders/1", grant); err != nil {
+		t.Fatalf("turned off: %v", err)
+	}
+	c.srv.SetRefuseUnknownServiceAccounts(true)
 	// Members already granted are not checked again.
 	p, _ := c.get("folders/1", 3)
 	p.Bindings = append(p.Bindings, binding("roles/editor", "user:a@example.com"))
@@ -221,15 +222,16 @@ func TestConditionalReadBelowVersion3(t *testing.T) {
 func TestMemberCaseFolded(t *testing.T) {
 	t.Parallel()
 	c := newClients(t)
+	c.srv.SeedServiceAccount("p", "robot-1")
 	got, err := c.set("folders/m", &iampb.Policy{Bindings: []*iampb.Binding{binding("roles/viewer",
 		"user:Alice@Example.COM", "user:alice@example.com", "group:Ops@Example.com", "domain:Example.com",
-		"serviceAccount:Robot@P.iam.gserviceaccount.com",
+		"serviceAccount:Robot-1@P.iam.gserviceaccount.com",
 		"principal://iam.googleapis.com/locations/global/workforcePools/Pool/subject/Alice")}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []string{"user:alice@example.com", "group:ops@example.com", "domain:example.com",
-		"serviceAccount:robot@p.iam.gserviceaccount.com",
+		"serviceAccount:robot-1@p.iam.gserviceaccount.com",
 		"principal://iam.googleapis.com/locations/global/workforcePools/Pool/subject/Alice"}
 	if !slices.Equal(got.Bindings[0].Members, want) {
 		t.Fatalf("members %v, want %v", got.Bindings[0].Members, want)
@@ -403,7 +405,8 @@ func TestProjectOwnerNeedsInvitation(t *testing.T) {
 	t.Parallel()
 	c := newClients(t)
 	ctx := context.Background()
-	owner := &iampb.Policy{Bindings: []*iampb.Binding{binding("roles/owner", "user:bob@example.com", "serviceAccount:sa@p.iam.gserviceaccount.com")}}
+	c.srv.SeedServiceAccount("p", "sa-robot")
+	owner := &iampb.Policy{Bindings: []*iampb.Binding{binding("roles/owner", "user:bob@example.com", "serviceAccount:sa-robot@p.iam.gserviceaccount.com")}}
 	_, err := c.projects.SetIamPolicy(ctx, &iampb.SetIamPolicyRequest{Resource: "projects/p", Policy: owner})
 	wantCode(t, err, codes.InvalidArgument, "Request contains an invalid argument.")
 	c.srv.InviteOwner("p", "user:Bob@example.com")

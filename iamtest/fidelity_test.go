@@ -146,11 +146,7 @@ func TestSetRefuseUnknownServiceAccountsRefusesGrants(t *testing.T) {
 	srv := iamtest.NewServer(t)
 	c := newClients(t, srv)
 	ghost := "serviceAccount:ghost@p.iam.gserviceaccount.com"
-	if _, err := c.setPolicy("folders/1", viewer(ghost)); err != nil {
-		t.Fatalf("off by default: %v", err)
-	}
-	srv.SetRefuseUnknownServiceAccounts(true)
-	_, err := c.setPolicy("folders/2", viewer(ghost))
+	_, err := c.setPolicy("folders/2", viewer(ghost)) // on by default
 	wantStatus(t, err, codes.InvalidArgument, "Service account ghost@p.iam.gserviceaccount.com does not exist.")
 	sa := srv.SeedServiceAccount("p", "real-robot")
 	if _, err := c.setPolicy("folders/2", viewer("serviceAccount:"+sa.Email)); err != nil {
