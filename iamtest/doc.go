@@ -67,7 +67,9 @@
 // behaviour is documented the fake follows it by default (member case folded,
 // a write below the stored policy version refused, 10 keys per account, the
 // 1,500-member limit in IAM's words, a grant to a service account that does
-// not exist, or to a re-created one beside its deleted: member, refused);
+// not exist, or to a re-created one beside its deleted: member, refused, no
+// condition on a basic role or for allUsers, at most 12 logical operators in
+// a condition, audit-log exemptions counted among the 1,500 principals);
 // where it is not, or where it depends on
 // the organisation, a control chooses it, with a documented default:
 // SetPropagationCodes, SetStaleReads, SetConditionalRead, RegisterProject and

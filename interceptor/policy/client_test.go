@@ -76,7 +76,7 @@ func TestProjectsClient(t *testing.T) {
 	for range 2 { // the second time finds the work done
 		if _, err := u.Update(ctx, "projects/p1",
 			policy.AddBinding("roles/viewer", "group:ops@example.com"),
-			policy.AddConditionalBinding("roles/viewer", "user:temp@example.com", cond)); err != nil {
+			policy.AddConditionalBinding("roles/browser", "user:temp@example.com", cond)); err != nil {
 			t.Fatal(err)
 		}
 	}
