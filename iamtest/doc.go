@@ -163,6 +163,8 @@
 //	ResetCallerPermissions        the caller holds every well-formed permission
 //	SetProjectsWithoutOrganization off: a project's last owner may be removed
 //	SetRESTQueryBindsBodyFields   off: query parameters of a body "*" REST method are ignored
+//	SetQuotas                     off: no per-minute quota (on: IAM v1's 6,000 reads and
+//	                              600 writes, v2's 5 and 5, a minute; 429 without RetryInfo)
 //
 // Fixed by IAM's documentation, not by a control: 10 user-managed keys per
 // account, display_name at most 100 bytes and description 256, custom role

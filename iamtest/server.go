@@ -28,6 +28,7 @@ type Server struct {
 	state  *state
 	deny   *denyState // deny policies and their operations (deny.go)
 	faults *faults
+	quotas quotas // SetQuotas (quota.go)
 	log    *callLog
 
 	lifeMu  sync.Mutex
