@@ -73,10 +73,11 @@ func (a *adminService) PatchServiceAccount(_ context.Context, req *adminpb.Patch
 }
 
 // UpdateServiceAccount (deprecated by IAM for PatchServiceAccount) sets the
-// display_name and description of the account name designates; other
-// fields are ignored.
+// display_name of the account name designates; other fields, the
+// description too, are ignored (google/iam/admin/v1/iam.proto: "You can
+// update only the `display_name` field").
 func (a *adminService) UpdateServiceAccount(_ context.Context, in *adminpb.ServiceAccount) (*adminpb.ServiceAccount, error) {
-	return a.updateAccount(in, true, true)
+	return a.updateAccount(in, true, false)
 }
 
 // updateAccount checks in's fields, then sets the display_name (display)
@@ -140,7 +141,9 @@ func (a *adminService) EnableServiceAccount(_ context.Context, req *adminpb.Enab
 // back, and every deleted:serviceAccount:EMAIL?uid=UNIQUE_ID member turns
 // back into serviceAccount:EMAIL. Undeleting an account that is not deleted
 // answers it as restored (the fake's choice: IAM does not document it).
-// FAILED_PRECONDITION when another account has taken its email since.
+// FAILED_PRECONDITION when another account has taken its email since;
+// PERMISSION_DENIED for a unique ID no account has (or had within the
+// window), as gcloud's reference says IAM answers.
 func (a *adminService) UndeleteServiceAccount(_ context.Context, req *adminpb.UndeleteServiceAccountRequest) (*adminpb.UndeleteServiceAccountResponse, error) {
 	_, uid, err := parseAccountName(req.GetName())
 	if err != nil {
@@ -161,8 +164,12 @@ func (a *adminService) UndeleteServiceAccount(_ context.Context, req *adminpb.Un
 	}
 	d, ok := st.deletedAccounts[uid]
 	if !ok || !now.Before(d.at.Add(AccountUndeleteWindow)) {
+		// gcloud's reference (gcloud iam service-accounts undelete): "If the
+		// service account does not exist, this command returns a
+		// PERMISSION_DENIED error."
 		delete(st.deletedAccounts, uid)
-		return nil, status.Errorf(codes.NotFound, "Service account %s does not exist.", req.GetName())
+		return nil, permissionDenied("iam.googleapis.com", "iam.serviceAccounts.undelete", req.GetName(),
+			"Permission 'iam.serviceAccounts.undelete' denied on resource '"+req.GetName()+"' (or it may not exist).")
 	}
 	sa := d.acc.sa
 	if _, taken := st.accounts[sa.Email]; taken {

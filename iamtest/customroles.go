@@ -190,6 +190,9 @@ func (a *adminService) CreateRole(_ context.Context, req *adminpb.CreateRoleRequ
 			"invalid role_id %q: it must be 3 to 64 letters, digits, underscores and periods", id)
 	}
 	in := req.GetRole()
+	if in.GetName() != "" { // IAM names the role from parent and role_id
+		return nil, status.Error(codes.InvalidArgument, "Must not specify role.name.")
+	}
 	if err := checkRoleFields(in); err != nil {
 		return nil, err
 	}
@@ -204,7 +207,7 @@ func (a *adminService) CreateRole(_ context.Context, req *adminpb.CreateRoleRequ
 			return nil, status.Errorf(codes.AlreadyExists, "A role named %s in %s already exists.", id, parent)
 		}
 		return nil, status.Errorf(codes.FailedPrecondition,
-			"You can't create a role with role_id (%s) where there is an existing role with that role_id in a deleted state.", id)
+			"You can't create a role_id (%s) which has been marked for deletion.", id)
 	}
 	r := &adminpb.Role{
 		Name:                name,
