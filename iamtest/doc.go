@@ -168,7 +168,11 @@
 //
 // Fixed by IAM's documentation, not by a control: 10 user-managed keys per
 // account, display_name at most 100 bytes and description 256, custom role
-// IDs of 3 to 64 letters, digits, underscores and periods,
+// IDs of 3 to 64 letters, digits, underscores and periods, 300 custom roles
+// per project or organization (MaxCustomRolesPerParent; deleted ones count
+// until purged), a role's description up to 300 bytes and its title,
+// description and permissions up to 64 KB, no resourcemanager.projects.list
+// in a project's role,
 // RoleUndeleteWindow (7 days) then RolePurgeWindow (30 days),
 // AccountUndeleteWindow (30 days), the empty TestIamPermissions answer for a
 // resource that does not exist.
