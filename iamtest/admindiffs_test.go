@@ -101,3 +101,24 @@ func TestCreateRoleRefusals(t *testing.T) {
 		Role: &iam.Role{Title: "t", IncludedPermissions: []string{"iam.roles.get"}}}).Do()
 	wantHTTP(t, "create over a deleted role", err, http.StatusBadRequest, msg)
 }
+
+// Issue 31, item 1: SetKeyCreationDisabled (the organization policy
+// constraint iam.disableServiceAccountKeyCreation) blocks
+// CreateServiceAccountKey, not UploadServiceAccountKey, which IAM governs by
+// a constraint of its own, iam.disableServiceAccountKeyUpload. Source:
+// https://cloud.google.com/resource-manager/docs/organization-policy/restricting-service-accounts
+// (the two constraints, each naming the method it blocks).
+func TestKeyCreationDisabledLeavesUploads(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	srv := iamtest.NewServer(t)
+	c := newClients(t, srv)
+	sa := srv.SeedServiceAccount("p", "upload-robot")
+	srv.SetKeyCreationDisabled(true)
+	_, err := c.admin.CreateServiceAccountKey(ctx, &adminpb.CreateServiceAccountKeyRequest{Name: sa.Name}, noRetry)
+	wantStatus(t, err, codes.FailedPrecondition, "Key creation is not allowed on this service account.")
+	if _, err := c.admin.UploadServiceAccountKey(ctx, &adminpb.UploadServiceAccountKeyRequest{Name: sa.Name,
+		PublicKeyData: selfSignedPEM(t, true)}, noRetry); err != nil {
+		t.Fatalf("an upload while key creation is disabled: %v", err)
+	}
+}

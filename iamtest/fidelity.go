@@ -138,7 +138,9 @@ func (s *Server) SetRefuseUnknownServiceAccounts(on bool) {
 // while on, CreateServiceAccountKey answers FAILED_PRECONDITION "Key creation
 // is not allowed on this service account." with a
 // google.rpc.PreconditionFailure whose violation type is
-// constraints/iam.disableServiceAccountKeyCreation. Off by default.
+// constraints/iam.disableServiceAccountKeyCreation. Off by default. Key
+// uploads (UploadServiceAccountKey) are not blocked: IAM governs them by a
+// constraint of their own, iam.disableServiceAccountKeyUpload.
 func (s *Server) SetKeyCreationDisabled(on bool) {
 	s.setFid(func(f *fidelity) { f.keysDisabled = on })
 }
