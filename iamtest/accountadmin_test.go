@@ -117,7 +117,7 @@ func TestServiceAccountUndeleteGRPC(t *testing.T) {
 	}
 	clock.Advance(iamtest.AccountUndeleteWindow)
 	_, err = c.admin.UndeleteServiceAccount(ctx, &adminpb.UndeleteServiceAccountRequest{Name: "projects/-/serviceAccounts/" + sa.UniqueId}, noRetry)
-	wantErr(t, "undelete after 30 days", err, codes.NotFound, "")
+	wantErr(t, "undelete after 30 days", err, codes.PermissionDenied, "")
 }
 
 // TestServiceAccountQuotaGRPC: 100 accounts per project, then

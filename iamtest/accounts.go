@@ -145,19 +145,37 @@ func (s *Server) accountReader() resolver {
 }
 
 // checkGrantsLocked refuses bindings that grant a role to a service account
-// that does not exist yet: one the fake created and still hides (each such
-// check counts as one read of the account), or, with
-// SetRefuseUnknownServiceAccounts, one the fake does not hold. IAM answers
-// INVALID_ARGUMENT "Service account EMAIL does not exist." (undocumented as
-// an API contract: the message users report for a grant made right after
+// that does not exist: one the fake created and still hides (each such
+// check counts as one read of the account), or, unless
+// SetRefuseUnknownServiceAccounts(false), a user-managed one the fake does
+// not hold (never created, or deleted). IAM answers INVALID_ARGUMENT
+// "Service account EMAIL does not exist." (undocumented as an API contract:
+// the message users report for a grant made right after
 // CreateServiceAccount; https://cloud.google.com/iam/docs/service-accounts-create
-// warns that a new account may not be usable at once).
+// warns that a new account may not be usable at once). A grant to
+// serviceAccount:EMAIL in a policy that also holds
+// deleted:serviceAccount:EMAIL?uid=UID (a re-created account) is refused
+// INVALID_ARGUMENT "Inconsistent representation of deleted member: ..."
+// (https://cloud.google.com/iam/docs/release-notes, 2020-07-20: "Submitting
+// an IAM policy that contains both deleted and active versions of the
+// account ... will result in an error"; the words from
+// https://github.com/GoogleCloudPlatform/k8s-config-connector/issues/279).
 // Members already in cur are not checked. st.mu must be held.
 func (st *state) checkGrantsLocked(cur *iampb.Policy, next []*iampb.Binding, now time.Time, delay time.Duration, refuseUnknown bool) error {
 	had := map[string]bool{}
 	for _, b := range cur.GetBindings() {
 		for _, m := range b.GetMembers() {
 			had[m] = true
+		}
+	}
+	deleted := map[string]string{} // EMAIL -> its deleted: member in next
+	for _, b := range next {
+		for _, m := range b.Members {
+			if rest, ok := strings.CutPrefix(strings.ToLower(m), "deleted:serviceaccount:"); ok {
+				if email, _, ok := strings.Cut(rest, "?uid="); ok {
+					deleted[email] = m
+				}
+			}
 		}
 	}
 	for _, b := range next {
@@ -170,10 +188,14 @@ func (st *state) checkGrantsLocked(cur *iampb.Policy, next []*iampb.Binding, now
 				continue
 			}
 			had[m] = true // check each account once per write
+			if d, ok := deleted[strings.ToLower(email)]; ok {
+				return status.Errorf(codes.InvalidArgument,
+					"Inconsistent representation of deleted member: '%s' and '%s'", d, m)
+			}
 			missing := status.Errorf(codes.InvalidArgument, "Service account %s does not exist.", email)
 			a, found := st.accounts[email]
 			if !found {
-				if refuseUnknown && strings.HasSuffix(email, ".gserviceaccount.com") {
+				if refuseUnknown && userManagedAccount(email) {
 					return missing
 				}
 				continue
@@ -203,6 +225,16 @@ func (st *state) checkPrincipalLocked(m string, had map[string]bool) error {
 		what = "Group"
 	}
 	return status.Errorf(codes.InvalidArgument, "%s %s does not exist.", what, email)
+}
+
+// userManagedAccount reports whether email is a user-managed service
+// account's, NAME@PROJECT.iam.gserviceaccount.com, and not a Google-managed
+// service agent's (NAME@gcp-sa-SERVICE.iam.gserviceaccount.com): see
+// https://cloud.google.com/iam/docs/service-account-types.
+func userManagedAccount(email string) bool {
+	_, domain, _ := strings.Cut(email, "@")
+	project, ok := strings.CutSuffix(strings.ToLower(domain), ".iam.gserviceaccount.com")
+	return ok && project != "" && !strings.HasPrefix(project, "gcp-sa-")
 }
 
 // validAccountID reports whether id is a valid service account ID: 6 to 30

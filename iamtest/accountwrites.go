@@ -8,9 +8,11 @@ import (
 
 	"cloud.google.com/go/iam/admin/apiv1/adminpb"
 	"cloud.google.com/go/iam/apiv1/iampb"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/emptypb"
 )
 
@@ -73,10 +75,11 @@ func (a *adminService) PatchServiceAccount(_ context.Context, req *adminpb.Patch
 }
 
 // UpdateServiceAccount (deprecated by IAM for PatchServiceAccount) sets the
-// display_name and description of the account name designates; other
-// fields are ignored.
+// display_name of the account name designates; other fields, the
+// description too, are ignored (google/iam/admin/v1/iam.proto: "You can
+// update only the `display_name` field").
 func (a *adminService) UpdateServiceAccount(_ context.Context, in *adminpb.ServiceAccount) (*adminpb.ServiceAccount, error) {
-	return a.updateAccount(in, true, true)
+	return a.updateAccount(in, true, false)
 }
 
 // updateAccount checks in's fields, then sets the display_name (display)
@@ -140,7 +143,9 @@ func (a *adminService) EnableServiceAccount(_ context.Context, req *adminpb.Enab
 // back, and every deleted:serviceAccount:EMAIL?uid=UNIQUE_ID member turns
 // back into serviceAccount:EMAIL. Undeleting an account that is not deleted
 // answers it as restored (the fake's choice: IAM does not document it).
-// FAILED_PRECONDITION when another account has taken its email since.
+// FAILED_PRECONDITION when another account has taken its email since;
+// PERMISSION_DENIED for a unique ID no account has (or had within the
+// window), as gcloud's reference says IAM answers.
 func (a *adminService) UndeleteServiceAccount(_ context.Context, req *adminpb.UndeleteServiceAccountRequest) (*adminpb.UndeleteServiceAccountResponse, error) {
 	_, uid, err := parseAccountName(req.GetName())
 	if err != nil {
@@ -161,8 +166,12 @@ func (a *adminService) UndeleteServiceAccount(_ context.Context, req *adminpb.Un
 	}
 	d, ok := st.deletedAccounts[uid]
 	if !ok || !now.Before(d.at.Add(AccountUndeleteWindow)) {
+		// gcloud's reference (gcloud iam service-accounts undelete): "If the
+		// service account does not exist, this command returns a
+		// PERMISSION_DENIED error."
 		delete(st.deletedAccounts, uid)
-		return nil, status.Errorf(codes.NotFound, "Service account %s does not exist.", req.GetName())
+		return nil, permissionDenied("iam.googleapis.com", "iam.serviceAccounts.undelete", req.GetName(),
+			"Permission 'iam.serviceAccounts.undelete' denied on resource '"+req.GetName()+"' (or it may not exist).")
 	}
 	sa := d.acc.sa
 	if _, taken := st.accounts[sa.Email]; taken {
@@ -182,10 +191,17 @@ func (a *adminService) UndeleteServiceAccount(_ context.Context, req *adminpb.Un
 // (https://cloud.google.com/iam/quotas: 100 service accounts per project).
 const MaxServiceAccountsPerProject = 100
 
+// accountQuotaRetryDelay is the google.rpc.RetryInfo delay IAM sends with
+// "Maximum number of service accounts on project reached.": a day and a
+// second (issue 31's audit). A retrier whose deadline is sooner ends the
+// call at once.
+const accountQuotaRetryDelay = 86401 * time.Second
+
 // accountQuotaExceeded is IAM's answer past the quota (RESOURCE_EXHAUSTED,
-// HTTP 429, with the message users report).
+// HTTP 429, with the message users report and a RetryInfo of a day).
 func accountQuotaExceeded() error {
-	return status.Error(codes.ResourceExhausted, "Maximum number of service accounts on project reached.")
+	return withDetails(status.New(codes.ResourceExhausted, "Maximum number of service accounts on project reached."),
+		&errdetails.RetryInfo{RetryDelay: durationpb.New(accountQuotaRetryDelay)}).Err()
 }
 
 // countAccountsLocked counts the live accounts of project.
@@ -201,7 +217,8 @@ func (st *state) countAccountsLocked(project string) int {
 
 // SetServiceAccountQuota sets how many service accounts a project may hold:
 // one more CreateServiceAccount answers RESOURCE_EXHAUSTED (HTTP 429)
-// "Maximum number of service accounts on project reached.", as IAM does.
+// "Maximum number of service accounts on project reached.", with a
+// google.rpc.RetryInfo of 86,401 s, as IAM does.
 // Default: MaxServiceAccountsPerProject (100). It panics if n < 1.
 func (s *Server) SetServiceAccountQuota(n int) {
 	if n < 1 {

@@ -80,7 +80,7 @@ func TestVirtualClockCancelWakesAtTheCancel(t *testing.T) {
 			var err error
 			var woke time.Duration
 			c.Go(context.Background(), 2, func(tctx context.Context, i int) {
-				if i == 1 {
+				if i == 0 {
 					err = c.Sleep(ctx, time.Hour)
 					woke = c.Since(start)
 					return

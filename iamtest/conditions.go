@@ -7,6 +7,8 @@ import (
 
 	"cloud.google.com/go/iam/admin/apiv1/adminpb"
 	celcommon "github.com/google/cel-go/common"
+	celast "github.com/google/cel-go/common/ast"
+	"github.com/google/cel-go/common/operators"
 	celparser "github.com/google/cel-go/parser"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -26,6 +28,25 @@ func celErrors(expr string) []*celcommon.Error {
 		return nil
 	}
 	return errs.GetErrors()
+}
+
+// maxLogicalOperators is the most logical operators (&&, ||, !) one
+// condition expression may hold:
+// https://cloud.google.com/iam/docs/conditions-overview#limitations.
+const maxLogicalOperators = 12
+
+// logicalOperators counts the &&, || and ! of a parsed expression.
+func logicalOperators(expr string) int {
+	a, errs := celparser.Parse(celcommon.NewTextSource(expr))
+	if errs != nil && len(errs.GetErrors()) > 0 {
+		return 0
+	}
+	root := celast.NavigateAST(a)
+	n := 0
+	for _, op := range []string{operators.LogicalAnd, operators.LogicalOr, operators.LogicalNot} {
+		n += len(celast.MatchDescendants(root, celast.FunctionMatcher(op)))
+	}
+	return n
 }
 
 // checkCondition refuses a condition expression that is not valid CEL with

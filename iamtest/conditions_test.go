@@ -31,7 +31,7 @@ func TestConditionsAreCEL(t *testing.T) {
 	ctx := context.Background()
 	write := func(e string) error {
 		_, err := c.policy.SetIamPolicy(ctx, &iampb.SetIamPolicyRequest{Resource: "projects/p", Policy: &iampb.Policy{Version: 3,
-			Bindings: []*iampb.Binding{{Role: "roles/viewer", Members: []string{"user:a@example.com"},
+			Bindings: []*iampb.Binding{{Role: "roles/browser", Members: []string{"user:a@example.com"},
 				Condition: &expr.Expr{Title: "until 2027", Expression: e}}}}}, noRetry)
 		return err
 	}
@@ -45,7 +45,7 @@ func TestConditionsAreCEL(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = svc.Projects.SetIamPolicy("projects/q", &crm.SetIamPolicyRequest{Policy: &crm.Policy{Version: 3,
-		Bindings: []*crm.Binding{{Role: "roles/viewer", Members: []string{"user:a@example.com"},
+		Bindings: []*crm.Binding{{Role: "roles/browser", Members: []string{"user:a@example.com"},
 			Condition: &crm.Expr{Title: "t", Expression: "resource.name.startsWith("}}}}}).Do()
 	wantHTTP(t, "REST write of bad CEL", err, 400, "not valid CEL")
 

@@ -71,12 +71,19 @@ func validCreateRoleID(id string) bool {
 	return len(id) >= 3 && customRoleID(id)
 }
 
-// Limits of a role's title and description (the comment of
-// google.iam.admin.v1.Role.title: "Typically this is limited to 100 UTF-8
-// bytes"; the description's 256 bytes are those of the Cloud console).
+// Limits of custom roles (https://cloud.google.com/iam/quotas, "Custom
+// roles": 300 per project and per organization, a description of up to 300
+// bytes, 64 KB of title, description and permissions together; the comment
+// of google.iam.admin.v1.Role.title: "Typically this is limited to 100 UTF-8
+// bytes").
 const (
 	maxRoleTitle       = 100
-	maxRoleDescription = 256
+	maxRoleDescription = 300
+	maxRolePayload     = 64 << 10
+	// MaxCustomRolesPerParent is the most custom roles a project or an
+	// organization may hold; a deleted role counts until it is purged
+	// (RoleUndeleteWindow). One more is refused FAILED_PRECONDITION.
+	MaxCustomRolesPerParent = 300
 )
 
 // checkRoleFields validates what a create or update writes.
@@ -87,9 +94,37 @@ func checkRoleFields(r *adminpb.Role) error {
 	if n := len(r.GetDescription()); n > maxRoleDescription {
 		return status.Errorf(codes.InvalidArgument, "The description length (%d) is longer than the maximum allowed length %d.", n, maxRoleDescription)
 	}
+	size := len(r.GetTitle()) + len(r.GetDescription())
 	for _, p := range r.GetIncludedPermissions() {
 		if !validPermission(p) {
 			return status.Errorf(codes.InvalidArgument, "Permission %s is not valid.", p)
+		}
+		size += len(p)
+	}
+	if size > maxRolePayload {
+		return status.Errorf(codes.InvalidArgument,
+			"The role's title, description and permissions take %d bytes, more than the maximum of %d (64 KB).", size, maxRolePayload)
+	}
+	return nil
+}
+
+// orgOnlyPermissions are permissions a project-level custom role cannot
+// hold: https://cloud.google.com/iam/docs/roles-permissions-support lists
+// resourcemanager.projects.list as not supported in project-level custom
+// roles (it is effective only on an organization or folder).
+var orgOnlyPermissions = map[string]bool{"resourcemanager.projects.list": true}
+
+// checkRoleScope refuses, in a project's custom role (name
+// projects/P/roles/ID), a permission only an organization's role may hold.
+// IAM's words are undocumented: the message names the permission and why.
+func checkRoleScope(name string, perms []string) error {
+	if !strings.HasPrefix(name, "projects/") {
+		return nil
+	}
+	for _, p := range perms {
+		if orgOnlyPermissions[p] {
+			return status.Errorf(codes.InvalidArgument,
+				"Permission %s is not valid: it is not supported in project-level custom roles.", p)
 		}
 	}
 	return nil
@@ -190,10 +225,16 @@ func (a *adminService) CreateRole(_ context.Context, req *adminpb.CreateRoleRequ
 			"invalid role_id %q: it must be 3 to 64 letters, digits, underscores and periods", id)
 	}
 	in := req.GetRole()
+	if in.GetName() != "" { // IAM names the role from parent and role_id
+		return nil, status.Error(codes.InvalidArgument, "Must not specify role.name.")
+	}
 	if err := checkRoleFields(in); err != nil {
 		return nil, err
 	}
 	name := parent + "/roles/" + id
+	if err := checkRoleScope(name, in.GetIncludedPermissions()); err != nil {
+		return nil, err
+	}
 	now := a.s.now()
 	st := a.s.state
 	st.mu.Lock()
@@ -204,7 +245,19 @@ func (a *adminService) CreateRole(_ context.Context, req *adminpb.CreateRoleRequ
 			return nil, status.Errorf(codes.AlreadyExists, "A role named %s in %s already exists.", id, parent)
 		}
 		return nil, status.Errorf(codes.FailedPrecondition,
-			"You can't create a role with role_id (%s) where there is an existing role with that role_id in a deleted state.", id)
+			"You can't create a role_id (%s) which has been marked for deletion.", id)
+	}
+	held := 0
+	for other, cr := range st.customRoles {
+		if p, _, _ := customRoleParent(other); p == parent && !cr.purged {
+			held++
+		}
+	}
+	if held >= MaxCustomRolesPerParent {
+		// IAM's code and words for this are undocumented: the fake's choice,
+		// a refusal that retrying cannot help.
+		return nil, status.Errorf(codes.FailedPrecondition,
+			"The maximum number of custom roles (%d) in %s has been reached.", MaxCustomRolesPerParent, parent)
 	}
 	r := &adminpb.Role{
 		Name:                name,
@@ -307,6 +360,9 @@ func (a *adminService) UpdateRole(_ context.Context, req *adminpb.UpdateRoleRequ
 		}
 	}
 	if err := checkRoleFields(in); err != nil {
+		return nil, err
+	}
+	if err := checkRoleScope(name, in.GetIncludedPermissions()); err != nil {
 		return nil, err
 	}
 	return a.changeCustomRole(name, in.GetEtag(), func(cr *customRole, next *adminpb.Role, _ time.Time) error {

@@ -42,9 +42,8 @@ func roleNames(roles []*adminpb.Role) []string {
 // https://cloud.google.com/iam/docs/creating-custom-roles (role ID rule,
 // "You can undelete a role within 7 days", "its bindings remain, but are
 // inactive"); the messages "You can't delete role_id (NAME) as it is already
-// deleted." and "You can't create a role with role_id (ID) where there is an
-// existing role with that role_id in a deleted state." are IAM's, as users
-// quote them (issue 22).
+// deleted." (users quote it, issue 22) and "You can't create a role_id (ID)
+// which has been marked for deletion." (issue 31's audit).
 func TestCustomRoleLifeCycleGRPC(t *testing.T) {
 	t.Parallel()
 	clock := newTestClock()
@@ -113,7 +112,7 @@ func TestCustomRoleLifeCycleGRPC(t *testing.T) {
 	wantErr(t, "delete again", err, codes.FailedPrecondition, "You can't delete role_id ("+name+") as it is already deleted.")
 	_, err = create("projects/p", "deployer.v1")
 	wantErr(t, "create over a deleted role", err, codes.FailedPrecondition,
-		"You can't create a role with role_id (deployer.v1) where there is an existing role with that role_id in a deleted state.")
+		"You can't create a role_id (deployer.v1) which has been marked for deletion.")
 	list := func(show bool) []string {
 		resp, err := c.admin.ListRoles(ctx, &adminpb.ListRolesRequest{Parent: "projects/p", ShowDeleted: show}, noRetry)
 		if err != nil {
@@ -164,7 +163,7 @@ func TestCustomRoleLifeCycleGRPC(t *testing.T) {
 		t.Fatalf("the purged role's binding is still there: %v", got)
 	}
 	_, err = create("projects/p", "deployer.v1")
-	wantErr(t, "create during the permanent deletion", err, codes.FailedPrecondition, "deleted state")
+	wantErr(t, "create during the permanent deletion", err, codes.FailedPrecondition, "marked for deletion")
 	clock.Advance(iamtest.RolePurgeWindow)
 	if _, err := create("projects/p", "deployer.v1"); err != nil {
 		t.Fatalf("the ID is free again after the purge: %v", err)

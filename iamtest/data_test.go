@@ -76,7 +76,7 @@ func TestSeedPolicyRefusesWhatIAMRefuses(t *testing.T) {
 	}{
 		{"folders/1", viewer("alice@example.com"), `"alice@example.com"`},
 		{"folders/1", &iampb.Policy{Bindings: []*iampb.Binding{{Role: "roles/Viewer", Members: []string{"user:a@example.com"}}}}, `"roles/Viewer"`},
-		{"folders/1", &iampb.Policy{Version: 1, Bindings: []*iampb.Binding{{Role: "roles/viewer", Members: []string{"user:a@example.com"},
+		{"folders/1", &iampb.Policy{Version: 1, Bindings: []*iampb.Binding{{Role: "roles/browser", Members: []string{"user:a@example.com"},
 			Condition: condition()}}}, "version 3"},
 	} {
 		msg := panicMessage(func() { srv.SeedPolicy(tc.resource, tc.p) })

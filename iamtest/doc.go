@@ -71,7 +71,11 @@
 // ServiceAccountKeys, CustomRole and DenyPolicy read the store back. Where
 // real IAM's behaviour is documented the fake follows it by default (member case folded,
 // a write below the stored policy version refused, 10 keys per account, the
-// 1,500-member limit in IAM's words); where it is not, or where it depends on
+// 1,500-member limit in IAM's words, a grant to a service account that does
+// not exist, or to a re-created one beside its deleted: member, refused, no
+// condition on a basic role or for allUsers, at most 12 logical operators in
+// a condition, audit-log exemptions counted among the 1,500 principals);
+// where it is not, or where it depends on
 // the organisation, a control chooses it, with a documented default:
 // SetPropagationCodes, SetStaleReads, SetConditionalRead, RegisterProject and
 // InviteOwner, SetKnownRolesOnly and AddRoles, SetKeyCreationDisabled,
@@ -98,38 +102,37 @@
 //
 // Latency and propagation windows run on the fake's clock: the wall clock
 // unless WithClock gives another (any value with Now and Sleep). Tests of
-// fault handling need not wait real backoff, in one of two ways: a
-// VirtualClock (NewVirtualClock) shared by the fake and the retrying code
-// (interceptor.WithClock, also for policy.NewUpdater), a discrete-event clock
-// with the rule below; or testing/synctest's synctest.Test, where the wall
-// clock is a fake one that jumps ahead whenever every goroutine of the test
-// is blocked (see the synctest example): no rule to follow, at the price of
-// running the test in a bubble.
+// fault handling need not wait real backoff. Run them first under
+// testing/synctest's synctest.Test: the wall clock there is a fake one that
+// jumps ahead whenever every goroutine of the test is blocked, so the
+// Retrier's waits, the Updater's and the fake's latency take no real time,
+// and concurrent callers (goroutines, many Updaters, workers of your own)
+// need no rule (see TestSynctestSeparateUpdaters and the synctest example).
 //
-// A VirtualClock's rule: time stands still while any thread of the test is
-// awake; when every thread sleeps on the clock, it jumps to the earliest
-// wake-up and wakes that sleeper alone. Sleepers thus wake in virtual-time
-// order, each at its own deadline, never before it.
+// A VirtualClock (NewVirtualClock) serves what a bubble cannot (the CLI's
+// virtual-time demo and simulator, a wait checked to the nanosecond). It is
+// shared by the fake and the retrying code (interceptor.WithClock), and its
+// rule is: time stands still while any thread is awake; when every thread
+// sleeps on the clock, it jumps to the earliest wake-up and wakes that
+// sleeper alone, so sleepers wake in virtual-time order, each at its own
+// deadline, never before it.
 //
-//   - Outside VirtualClock.Go there is one thread, whichever goroutine calls
-//     Sleep: a lone call's Sleep returns at once, with the clock moved by
-//     the wait.
-//   - Go(ctx, n, f) runs n threads whose waits overlap in virtual time (n
-//     concurrent calls); its caller waits until they all return.
-//   - A thread may wait for a goroutine that sleeps in its place: the fake's
-//     handler sleeping its latency, the policy Updater's committer sleeping
-//     its backoff. A thread must not wait for another thread, nor for a
-//     sleeper that serves another thread too: Updates that one Updater
-//     coalesces into one read-modify-write share one sleeper, so run such
-//     callers as goroutines of one thread (the go statement), where the
-//     clock sees their one sleeper.
+//   - Its threads are the goroutine that called NewVirtualClock and the
+//     goroutines of Go(ctx, n, f), numbered 0..n-1, whose waits overlap in
+//     virtual time; Go's caller (a thread) waits until they all return.
+//   - A goroutine that a thread starts with the context Go gave it (the
+//     policy Updater's batch) sleeps in the thread's place; the fake's
+//     handlers sleep in their caller's place.
+//   - Any other goroutine's Sleep or Go panics, naming the rule: a goroutine
+//     the clock does not count would make every thread's waits wrong.
+//   - A thread must not wait for another thread, nor for a sleeper that
+//     serves another thread too (Updates one Updater coalesces): such tests
+//     run under synctest.
 //
-// Used so, the clock never deadlocks a test. A thread blocked on anything
-// else stops time for all (the test hangs until its timeout). The clock does
-// not end a sleep at its context's deadline, which is wall-clock time;
-// NewVirtualClock(time.Now()) makes code that compares a deadline with Now
-// (the interceptor, which never starts a wait past the deadline) compare as
-// a real run would.
+// The clock does not end a sleep at its context's deadline, which is
+// wall-clock time; NewVirtualClock(time.Now()) makes code that compares a
+// deadline with Now (the interceptor, which never starts a wait past the
+// deadline) compare as a real run would.
 //
 // # Every control and its default
 //
@@ -153,7 +156,9 @@
 //	SetPropagationCodes           NOT_FOUND
 //	SetStaleReads                 0 (reads see the last write)
 //	SetConditionalRead            RefuseConditionalRead
-//	SetRefuseUnknownServiceAccounts off
+//	SetRefuseUnknownServiceAccounts on: a grant to a user-managed service
+//	                              account the fake does not hold (never made,
+//	                              or deleted) is refused INVALID_ARGUMENT
 //	SetKeyCreationDisabled        off
 //	SetIAMMessages                off (injected messages start with "iamtest: injected")
 //	SetKnownRolesOnly, AddRoles   off: every well-formed role is accepted
@@ -165,10 +170,16 @@
 //	SetProjectsWithoutOrganization off: a project's last owner may be removed
 //	SetRESTQueryBindsBodyFields   off: query parameters of a body "*" REST method are ignored
 //	SetKnownPrincipals            off: every user and group exists
+//	SetQuotas                     off: no per-minute quota (on: IAM v1's 6,000 reads and
+//	                              600 writes, v2's 5 and 5, a minute; 429 without RetryInfo)
 //
 // Fixed by IAM's documentation, not by a control: 10 user-managed keys per
 // account, display_name at most 100 bytes and description 256, custom role
-// IDs of 3 to 64 letters, digits, underscores and periods,
+// IDs of 3 to 64 letters, digits, underscores and periods, 300 custom roles
+// per project or organization (MaxCustomRolesPerParent; deleted ones count
+// until purged), a role's description up to 300 bytes and its title,
+// description and permissions up to 64 KB, no resourcemanager.projects.list
+// in a project's role,
 // RoleUndeleteWindow (7 days) then RolePurgeWindow (30 days),
 // AccountUndeleteWindow (30 days), the empty TestIamPermissions answer for a
 // resource that does not exist.

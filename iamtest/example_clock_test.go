@@ -57,10 +57,10 @@ func ExampleVirtualClock() {
 	srv.SetOutage(iamtest.MethodGetIamPolicy, codes.Unavailable)
 	clock.Go(ctx, 2, func(ctx context.Context, i int) {
 		switch i {
-		case 1: // the code under test
+		case 0: // the code under test
 			_, err := client.GetIamPolicy(ctx, &iampb.GetIamPolicyRequest{Resource: "projects/my-project"})
 			fmt.Printf("%v: GetIamPolicy: %v\n", clock.Since(start), err)
-		case 2: // the outage
+		case 1: // the outage
 			if err := clock.Sleep(ctx, time.Minute); err != nil {
 				log.Fatal(err)
 			}

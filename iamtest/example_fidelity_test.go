@@ -108,7 +108,7 @@ func ExampleServer_SetConditionalRead() {
 	defer client.Close()
 
 	srv.SeedPolicy("folders/42", &iampb.Policy{Version: 3, Bindings: []*iampb.Binding{{
-		Role: "roles/viewer", Members: []string{"user:alice@example.com"},
+		Role: "roles/browser", Members: []string{"user:alice@example.com"},
 		Condition: &expr.Expr{Title: "until 2030", Expression: `request.time < timestamp("2030-01-01T00:00:00Z")`},
 	}}})
 	readV1 := func() (*iampb.Policy, error) {
@@ -126,7 +126,7 @@ func ExampleServer_SetConditionalRead() {
 	fmt.Println(iamtest.SuffixConditionalRoles, role[:strings.LastIndex(role, "_")+1], p.GetBindings()[0].GetCondition() == nil)
 	// Output:
 	// RefuseConditionalRead InvalidArgument
-	// SuffixConditionalRoles roles/viewer_withcond_ true
+	// SuffixConditionalRoles roles/browser_withcond_ true
 }
 
 // A grant to an account that does not exist is refused, as IAM refuses it.

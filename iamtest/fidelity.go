@@ -25,7 +25,7 @@ type fidelity struct {
 }
 
 func defaultFidelity() fidelity {
-	return fidelity{propCodes: []codes.Code{codes.NotFound}, accountQuota: MaxServiceAccountsPerProject}
+	return fidelity{propCodes: []codes.Code{codes.NotFound}, accountQuota: MaxServiceAccountsPerProject, refuseUnknownSA: true}
 }
 
 // fid returns a copy of the current fidelity controls.
@@ -119,14 +119,15 @@ func (s *Server) SetConditionalRead(mode ConditionalRead) {
 	s.setFid(func(f *fidelity) { f.condRead = mode })
 }
 
-// SetRefuseUnknownServiceAccounts makes SetIamPolicy refuse a grant to
-// serviceAccount:EMAIL, EMAIL ending in .gserviceaccount.com, when the fake
-// holds no such account, with INVALID_ARGUMENT "Service account EMAIL does
-// not exist.", as IAM does (undocumented; users report the message). Members
-// a policy already holds are not checked again. Off by default, since a test
-// may name accounts of projects it never created (SeedServiceAccount makes
-// them exist); accounts still propagating are refused whatever this
-// setting.
+// SetRefuseUnknownServiceAccounts(false) lets SetIamPolicy grant roles to
+// user-managed service accounts (NAME@PROJECT.iam.gserviceaccount.com) the
+// fake does not hold. On by default, as IAM does: such a grant, and one to
+// an account the fake deleted, is refused INVALID_ARGUMENT "Service account
+// EMAIL does not exist." (the words of a not-yet-visible account). Turn it
+// off for tests that grant to made-up accounts, or seed them
+// (SeedServiceAccount). Google-managed accounts (service agents,
+// @developer., @appspot., @cloudservices.) are never refused; accounts
+// still propagating are refused whatever this setting.
 func (s *Server) SetRefuseUnknownServiceAccounts(on bool) {
 	s.setFid(func(f *fidelity) { f.refuseUnknownSA = on })
 }
@@ -137,7 +138,9 @@ func (s *Server) SetRefuseUnknownServiceAccounts(on bool) {
 // while on, CreateServiceAccountKey answers FAILED_PRECONDITION "Key creation
 // is not allowed on this service account." with a
 // google.rpc.PreconditionFailure whose violation type is
-// constraints/iam.disableServiceAccountKeyCreation. Off by default.
+// constraints/iam.disableServiceAccountKeyCreation. Off by default. Key
+// uploads (UploadServiceAccountKey) are not blocked: IAM governs them by a
+// constraint of their own, iam.disableServiceAccountKeyUpload.
 func (s *Server) SetKeyCreationDisabled(on bool) {
 	s.setFid(func(f *fidelity) { f.keysDisabled = on })
 }

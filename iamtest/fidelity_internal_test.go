@@ -138,12 +138,13 @@ func TestRefuseUnknownServiceAccounts(t *testing.T) {
 	t.Parallel()
 	c := newClients(t)
 	grant := &iampb.Policy{Bindings: []*iampb.Binding{binding("roles/viewer", "serviceAccount:ghost@p.iam.gserviceaccount.com")}}
-	if _, err := c.set("folders/1", grant); err != nil {
-		t.Fatalf("off by default: %v", err)
-	}
-	c.srv.SetRefuseUnknownServiceAccounts(true)
 	_, err := c.set("folders/2", grant)
 	wantCode(t, err, codes.InvalidArgument, "Service account ghost@p.iam.gserviceaccount.com does not exist.")
+	c.srv.SetRefuseUnknownServiceAccounts(false)
+	if _, err := c.set("folders/1", grant); err != nil {
+		t.Fatalf("turned off: %v", err)
+	}
+	c.srv.SetRefuseUnknownServiceAccounts(true)
 	// Members already granted are not checked again.
 	p, _ := c.get("folders/1", 3)
 	p.Bindings = append(p.Bindings, binding("roles/editor", "user:a@example.com"))
@@ -179,18 +180,18 @@ func TestStaleReadsAnswerPreviousPolicy(t *testing.T) {
 func TestWriteBelowStoredVersionRefused(t *testing.T) {
 	t.Parallel()
 	c := newClients(t)
-	v3, err := c.set("folders/v", &iampb.Policy{Version: 3, Bindings: []*iampb.Binding{condBinding("roles/viewer", "user:a@example.com")}})
+	v3, err := c.set("folders/v", &iampb.Policy{Version: 3, Bindings: []*iampb.Binding{condBinding("roles/browser", "user:a@example.com")}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = c.set("folders/v", &iampb.Policy{Version: 1, Etag: v3.Etag, Bindings: []*iampb.Binding{binding("roles/viewer", "user:a@example.com")}})
+	_, err = c.set("folders/v", &iampb.Policy{Version: 1, Etag: v3.Etag, Bindings: []*iampb.Binding{binding("roles/browser", "user:a@example.com")}})
 	wantCode(t, err, codes.InvalidArgument,
 		"Specified policy version (1) cannot be less than the existing policy version (3). For more information, please refer to https://cloud.google.com/iam/docs/policies#versions")
 	if got := c.srv.Policy("folders/v"); got.Version != 3 || got.Bindings[0].Condition == nil {
 		t.Fatalf("the refused write dropped the condition: %v", got)
 	}
 	// Without an etag IAM does not check the version: a blind overwrite.
-	if _, err := c.set("folders/v", &iampb.Policy{Version: 1, Bindings: []*iampb.Binding{binding("roles/viewer", "user:a@example.com")}}); err != nil {
+	if _, err := c.set("folders/v", &iampb.Policy{Version: 1, Bindings: []*iampb.Binding{binding("roles/browser", "user:a@example.com")}}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -199,7 +200,7 @@ func TestConditionalReadBelowVersion3(t *testing.T) {
 	t.Parallel()
 	c := newClients(t)
 	if _, err := c.set("folders/c", &iampb.Policy{Version: 3, Bindings: []*iampb.Binding{
-		condBinding("roles/viewer", "user:a@example.com"), binding("roles/editor", "user:b@example.com")}}); err != nil {
+		condBinding("roles/browser", "user:a@example.com"), binding("roles/editor", "user:b@example.com")}}); err != nil {
 		t.Fatal(err)
 	}
 	_, err := c.get("folders/c", 1)
@@ -210,7 +211,7 @@ func TestConditionalReadBelowVersion3(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Version != 1 || !strings.HasPrefix(p.Bindings[0].Role, "roles/viewer_withcond_") || p.Bindings[0].Condition != nil ||
+	if p.Version != 1 || !strings.HasPrefix(p.Bindings[0].Role, "roles/browser_withcond_") || p.Bindings[0].Condition != nil ||
 		p.Bindings[1].Role != "roles/editor" {
 		t.Fatalf("v1 read = %v", p)
 	}
@@ -221,15 +222,16 @@ func TestConditionalReadBelowVersion3(t *testing.T) {
 func TestMemberCaseFolded(t *testing.T) {
 	t.Parallel()
 	c := newClients(t)
+	c.srv.SeedServiceAccount("p", "robot-1")
 	got, err := c.set("folders/m", &iampb.Policy{Bindings: []*iampb.Binding{binding("roles/viewer",
 		"user:Alice@Example.COM", "user:alice@example.com", "group:Ops@Example.com", "domain:Example.com",
-		"serviceAccount:Robot@P.iam.gserviceaccount.com",
+		"serviceAccount:Robot-1@P.iam.gserviceaccount.com",
 		"principal://iam.googleapis.com/locations/global/workforcePools/Pool/subject/Alice")}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []string{"user:alice@example.com", "group:ops@example.com", "domain:example.com",
-		"serviceAccount:robot@p.iam.gserviceaccount.com",
+		"serviceAccount:robot-1@p.iam.gserviceaccount.com",
 		"principal://iam.googleapis.com/locations/global/workforcePools/Pool/subject/Alice"}
 	if !slices.Equal(got.Bindings[0].Members, want) {
 		t.Fatalf("members %v, want %v", got.Bindings[0].Members, want)
@@ -403,7 +405,8 @@ func TestProjectOwnerNeedsInvitation(t *testing.T) {
 	t.Parallel()
 	c := newClients(t)
 	ctx := context.Background()
-	owner := &iampb.Policy{Bindings: []*iampb.Binding{binding("roles/owner", "user:bob@example.com", "serviceAccount:sa@p.iam.gserviceaccount.com")}}
+	c.srv.SeedServiceAccount("p", "sa-robot")
+	owner := &iampb.Policy{Bindings: []*iampb.Binding{binding("roles/owner", "user:bob@example.com", "serviceAccount:sa-robot@p.iam.gserviceaccount.com")}}
 	_, err := c.projects.SetIamPolicy(ctx, &iampb.SetIamPolicyRequest{Resource: "projects/p", Policy: owner})
 	wantCode(t, err, codes.InvalidArgument, "Request contains an invalid argument.")
 	c.srv.InviteOwner("p", "user:Bob@example.com")
@@ -455,18 +458,18 @@ func TestPolicyLimits(t *testing.T) {
 		}
 		return m
 	}
-	_, err := c.set("folders/l", &iampb.Policy{Bindings: []*iampb.Binding{binding("roles/viewer", many(1503, "user")...)}})
+	_, err := c.set("folders/l", &iampb.Policy{Bindings: []*iampb.Binding{binding("roles/browser", many(1503, "user")...)}})
 	wantCode(t, err, codes.InvalidArgument, "The number of members in the policy (1,503) is larger than the maximum allowed size 1,500.")
-	if _, err := c.set("folders/l", &iampb.Policy{Bindings: []*iampb.Binding{binding("roles/viewer", many(maxGroups, "group")...)}}); err != nil {
+	if _, err := c.set("folders/l", &iampb.Policy{Bindings: []*iampb.Binding{binding("roles/browser", many(maxGroups, "group")...)}}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = c.set("folders/l", &iampb.Policy{Bindings: []*iampb.Binding{binding("roles/viewer", many(maxGroups+1, "group")...)}})
+	_, err = c.set("folders/l", &iampb.Policy{Bindings: []*iampb.Binding{binding("roles/browser", many(maxGroups+1, "group")...)}})
 	wantCode(t, err, codes.InvalidArgument, "The number of groups in the policy (251) is larger than the maximum allowed size 250.")
 
 	conds := func(n int) []*iampb.Binding {
 		var bs []*iampb.Binding
 		for i := range n {
-			bs = append(bs, &iampb.Binding{Role: "roles/viewer", Members: []string{"user:a@example.com"},
+			bs = append(bs, &iampb.Binding{Role: "roles/browser", Members: []string{"user:a@example.com"},
 				Condition: &expr.Expr{Title: fmt.Sprint("c", i), Expression: fmt.Sprintf("request.time < timestamp(\"20%02d-01-01T00:00:00Z\")", 30+i)}})
 		}
 		return bs
@@ -476,7 +479,7 @@ func TestPolicyLimits(t *testing.T) {
 	}
 	_, err = c.set("folders/l", &iampb.Policy{Version: 3, Bindings: conds(maxConditionalBindingsPerRoleAndPrincipal + 1)})
 	wantCode(t, err, codes.InvalidArgument,
-		"The principal user:a@example.com is in 21 conditional bindings of role roles/viewer, more than the maximum of 20.")
+		"The principal user:a@example.com is in 21 conditional bindings of role roles/browser, more than the maximum of 20.")
 }
 
 func TestEmptyPolicyVersionZero(t *testing.T) {

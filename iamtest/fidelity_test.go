@@ -118,7 +118,7 @@ func TestSetConditionalReadChoosesTheVersion1Answer(t *testing.T) {
 	srv := iamtest.NewServer(t)
 	c := newClients(t, srv)
 	srv.SeedPolicy("folders/c", &iampb.Policy{Version: 3, Bindings: []*iampb.Binding{{
-		Role: "roles/viewer", Members: []string{"user:a@example.com"},
+		Role: "roles/browser", Members: []string{"user:a@example.com"},
 		Condition: &expr.Expr{Title: "until 2030", Expression: `request.time < timestamp("2030-01-01T00:00:00Z")`},
 	}}})
 	_, err := c.getPolicy("folders/c", 1)
@@ -127,7 +127,7 @@ func TestSetConditionalReadChoosesTheVersion1Answer(t *testing.T) {
 
 	srv.SetConditionalRead(iamtest.SuffixConditionalRoles)
 	p, err := c.getPolicy("folders/c", 1)
-	if err != nil || p.Version != 1 || !strings.HasPrefix(p.Bindings[0].Role, "roles/viewer_withcond_") || p.Bindings[0].Condition != nil {
+	if err != nil || p.Version != 1 || !strings.HasPrefix(p.Bindings[0].Role, "roles/browser_withcond_") || p.Bindings[0].Condition != nil {
 		t.Fatalf("suffixed read = %v, %v", p, err)
 	}
 	_, err = c.setPolicy("folders/c", p)
@@ -146,11 +146,7 @@ func TestSetRefuseUnknownServiceAccountsRefusesGrants(t *testing.T) {
 	srv := iamtest.NewServer(t)
 	c := newClients(t, srv)
 	ghost := "serviceAccount:ghost@p.iam.gserviceaccount.com"
-	if _, err := c.setPolicy("folders/1", viewer(ghost)); err != nil {
-		t.Fatalf("off by default: %v", err)
-	}
-	srv.SetRefuseUnknownServiceAccounts(true)
-	_, err := c.setPolicy("folders/2", viewer(ghost))
+	_, err := c.setPolicy("folders/2", viewer(ghost)) // on by default
 	wantStatus(t, err, codes.InvalidArgument, "Service account ghost@p.iam.gserviceaccount.com does not exist.")
 	sa := srv.SeedServiceAccount("p", "real-robot")
 	if _, err := c.setPolicy("folders/2", viewer("serviceAccount:"+sa.Email)); err != nil {

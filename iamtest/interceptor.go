@@ -36,6 +36,9 @@ func (s *Server) intercept(ctx context.Context, req any, info *grpc.UnaryServerI
 			return nil, status.FromContextError(err).Err()
 		}
 	}
+	if err := s.chargeQuota(ctx, method); err != nil {
+		return nil, err
+	}
 	iamMessages := s.fid().iamMessages
 	if code, ready, ok := s.faults.decide(method); ok {
 		call.Injected = true

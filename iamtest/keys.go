@@ -224,16 +224,14 @@ func (a *adminService) UploadServiceAccountKey(_ context.Context, req *adminpb.U
 	if _, ok := cert.PublicKey.(*rsa.PublicKey); !ok {
 		return nil, status.Error(codes.InvalidArgument, "invalid public_key_data: the certificate's key is not an RSA key")
 	}
-	disabled := a.s.fid().keysDisabled
+	// SetKeyCreationDisabled does not apply: uploads are governed by a
+	// constraint of their own, iam.disableServiceAccountKeyUpload.
 	st := a.s.state
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	acc, err := st.lookupAsLocked(req.GetName(), "iam.serviceAccountKeys.upload")
 	if err != nil {
 		return nil, err
-	}
-	if disabled {
-		return nil, keyCreationDisabled(acc.sa.Name)
 	}
 	sum := sha1.Sum(block.Bytes)
 	keyID := hex.EncodeToString(sum[:])

@@ -120,8 +120,8 @@ func validateMember(m string) error {
 }
 
 // canonicalMember is the form IAM stores and compares a valid member in: the
-// value after user:, serviceAccount:, group:, domain: and deleted: in lower
-// case (IAM compares these case-insensitively and answers them in lower
+// value after user:, serviceAccount:, group: and domain: in lower case (also
+// inside deleted:, whose inner kind keeps its case) (IAM compares these case-insensitively and answers them in lower
 // case; https://cloud.google.com/iam/docs/principal-identifiers says email
 // addresses and domains are not case-sensitive), principal:// and
 // principalSet:// identifiers as sent.
@@ -131,8 +131,8 @@ func canonicalMember(m string) string {
 			if !k.fold {
 				return m
 			}
-			if k.prefix == "deleted:" && strings.HasPrefix(v, "principal://") {
-				return m
+			if k.prefix == "deleted:" { // the inner member's kind keeps its case
+				return k.prefix + canonicalMember(v)
 			}
 			return k.prefix + strings.ToLower(v)
 		}

@@ -211,6 +211,9 @@ func (s *Server) setPolicy(req *iampb.SetIamPolicyRequest, resolve resolver) (*i
 			next.AuditConfigs = append(next.AuditConfigs, proto.Clone(ac).(*iampb.AuditConfig))
 		}
 	}
+	if err := checkPolicyPrincipals(next); err != nil {
+		return nil, err
+	}
 	next.Version = lowestVersion(next)
 	next.Etag = st.nextEtagLocked()
 	st.storeLocked(key, next, now)

@@ -137,7 +137,7 @@ func TestPolicyVersions(t *testing.T) {
 
 	// Version 3 without conditions is stored and answered as version 1.
 	got := must[*iampb.Policy](t)(f.policy.SetIamPolicy(ctx, &iampb.SetIamPolicyRequest{Resource: res, Policy: &iampb.Policy{
-		Version: 3, Bindings: []*iampb.Binding{binding("roles/viewer", "user:a@example.com")}}}))
+		Version: 3, Bindings: []*iampb.Binding{binding("roles/browser", "user:a@example.com")}}}))
 	if got.Version != 1 {
 		t.Fatalf("unconditional policy stored with version %d", got.Version)
 	}
@@ -145,16 +145,16 @@ func TestPolicyVersions(t *testing.T) {
 	// A conditional binding in a version 1 (or 0) policy is refused.
 	for _, v := range []int32{0, 1} {
 		_, err := f.policy.SetIamPolicy(ctx, &iampb.SetIamPolicyRequest{Resource: res, Policy: &iampb.Policy{
-			Version: v, Bindings: []*iampb.Binding{condBinding("roles/viewer", "user:a@example.com")}}})
+			Version: v, Bindings: []*iampb.Binding{condBinding("roles/browser", "user:a@example.com")}}})
 		wantCode(t, err, codes.InvalidArgument,
-			`the binding for role "roles/viewer" has a condition, but the policy version is 1: conditional role bindings need policy version 3`)
+			`the binding for role "roles/browser" has a condition, but the policy version is 1: conditional role bindings need policy version 3`)
 	}
 	_, err := f.policy.SetIamPolicy(ctx, &iampb.SetIamPolicyRequest{Resource: res, Policy: &iampb.Policy{Version: 2}})
 	wantCode(t, err, codes.InvalidArgument, "invalid policy version 2: the version must be 1 or 3 (0 counts as 1)")
 
 	// Version 3 with a condition is stored as version 3.
 	got = must[*iampb.Policy](t)(f.policy.SetIamPolicy(ctx, &iampb.SetIamPolicyRequest{Resource: res, Policy: &iampb.Policy{
-		Version: 3, Bindings: []*iampb.Binding{condBinding("roles/viewer", "user:a@example.com"), binding("roles/editor", "user:o@example.com")}}}))
+		Version: 3, Bindings: []*iampb.Binding{condBinding("roles/browser", "user:a@example.com"), binding("roles/editor", "user:o@example.com")}}}))
 	if got.Version != 3 {
 		t.Fatalf("conditional policy stored with version %d", got.Version)
 	}
@@ -179,7 +179,7 @@ func TestPolicyVersions(t *testing.T) {
 
 	// Dropping the condition brings the version back to 1; a v1 read works.
 	must[*iampb.Policy](t)(f.policy.SetIamPolicy(ctx, &iampb.SetIamPolicyRequest{Resource: res, Policy: &iampb.Policy{
-		Version: 3, Etag: read.Etag, Bindings: []*iampb.Binding{binding("roles/viewer", "user:a@example.com")}}}))
+		Version: 3, Etag: read.Etag, Bindings: []*iampb.Binding{binding("roles/browser", "user:a@example.com")}}}))
 	read = must[*iampb.Policy](t)(f.policy.GetIamPolicy(ctx, &iampb.GetIamPolicyRequest{Resource: res}))
 	if read.Version != 1 {
 		t.Fatalf("after dropping the condition version = %d", read.Version)

@@ -95,7 +95,7 @@ func TestRESTFieldsSelection(t *testing.T) {
 func TestRESTQueryOnBodyMethod(t *testing.T) {
 	t.Parallel()
 	srv := iamtest.NewServer(t)
-	srv.SeedPolicy("projects/p", &iampb.Policy{Version: 3, Bindings: []*iampb.Binding{{Role: "roles/viewer",
+	srv.SeedPolicy("projects/p", &iampb.Policy{Version: 3, Bindings: []*iampb.Binding{{Role: "roles/browser",
 		Members: []string{"user:a@example.com"}, Condition: &expr.Expr{Title: "t", Expression: "true"}}}})
 	const path = "v3/projects/p:getIamPolicy?options.requestedPolicyVersion=3"
 	if code, body := post(t, srv, path, `{}`); code != 400 {

@@ -30,6 +30,7 @@ type Server struct {
 	state  *state
 	deny   *denyState // deny policies and their operations (deny.go)
 	faults *faults
+	quotas quotas // SetQuotas (quota.go)
 	log    *callLog
 
 	lifeMu  sync.Mutex
@@ -76,6 +77,10 @@ func WithClock(c Clock) Option {
 			return errors.New("iamtest: WithClock(nil): a Clock is required")
 		}
 		cfg.now, cfg.sleep = c.Now, c.Sleep
+		if vc, ok := c.(*VirtualClock); ok {
+			// The fake's handlers sleep in their caller's place: no thread check.
+			cfg.sleep = vc.c.Sleep
+		}
 		return nil
 	}
 }

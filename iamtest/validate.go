@@ -97,6 +97,57 @@ func validateBinding(b *iampb.Binding) error {
 		if err := checkCondition(b.GetRole(), c.GetExpression()); err != nil {
 			return err
 		}
+		if err := checkConditionalGrant(b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkConditionalGrant applies the limits of a conditional binding
+// (https://cloud.google.com/iam/docs/conditions-overview): no condition on
+// the basic roles roles/owner, roles/editor and roles/viewer, nor for allUsers
+// or allAuthenticatedUsers, and at most maxLogicalOperators logical operators
+// in the expression. IAM's words for these are undocumented: the messages
+// name the rule and the offending value.
+func checkConditionalGrant(b *iampb.Binding) error {
+	switch b.GetRole() {
+	case "roles/owner", "roles/editor", "roles/viewer":
+		return status.Errorf(codes.InvalidArgument,
+			"invalid condition in binding for role %q: conditions cannot be used with basic roles (roles/owner, roles/editor, roles/viewer)", b.GetRole())
+	}
+	for _, m := range b.GetMembers() {
+		if m == "allUsers" || m == "allAuthenticatedUsers" {
+			return status.Errorf(codes.InvalidArgument,
+				"invalid condition in binding for role %q: conditions cannot be used when granting a role to %s", b.GetRole(), m)
+		}
+	}
+	if n := logicalOperators(b.GetCondition().GetExpression()); n > maxLogicalOperators {
+		return status.Errorf(codes.InvalidArgument,
+			"invalid condition in binding for role %q: the expression has %d logical operators, more than the maximum of %d",
+			b.GetRole(), n, maxLogicalOperators)
+	}
+	return nil
+}
+
+// checkPolicyPrincipals applies the 1,500-principal limit to a whole policy:
+// role bindings' members and audit-log exemptions together
+// (https://cloud.google.com/iam/docs/policies#principals-per-policy-limit:
+// "you can have up to a total of 1,500 principals in role bindings and audit
+// logging exemptions").
+func checkPolicyPrincipals(p *iampb.Policy) error {
+	n := 0
+	for _, b := range p.GetBindings() {
+		n += len(b.GetMembers())
+	}
+	for _, ac := range p.GetAuditConfigs() {
+		for _, lc := range ac.GetAuditLogConfigs() {
+			n += len(lc.GetExemptedMembers())
+		}
+	}
+	if n > maxPrincipals {
+		return status.Errorf(codes.InvalidArgument,
+			"The number of members in the policy (%s) is larger than the maximum allowed size %s.", thousands(n), thousands(maxPrincipals))
 	}
 	return nil
 }

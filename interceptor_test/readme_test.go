@@ -51,6 +51,7 @@ var readmeImports = map[string]string{
 	"log":         `"log"`,
 	"slog":        `"log/slog"`,
 	"testing":     `"testing"`,
+	"synctest":    `"testing/synctest"`,
 	"time":        `"time"`,
 	"admin":       `admin "cloud.google.com/go/iam/admin/apiv1"`,
 	"adminpb":     `"cloud.google.com/go/iam/admin/apiv1/adminpb"`,

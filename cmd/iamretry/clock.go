@@ -13,7 +13,7 @@ import (
 // the fake's. Go runs n threads of the story at once (the racing writers).
 type storyClock interface {
 	interceptor.Clock
-	// Go runs f(ctx, i) for i = 1..n, each on its own goroutine (a thread of
+	// Go runs f(ctx, i) for i = 0..n-1, each on its own goroutine (a thread of
 	// the story), and returns when all are done.
 	Go(ctx context.Context, n int, f func(ctx context.Context, i int))
 }
@@ -31,7 +31,7 @@ type wallClock struct{ interceptor.Clock }
 
 func (wallClock) Go(ctx context.Context, n int, f func(context.Context, int)) {
 	var wg sync.WaitGroup
-	for i := 1; i <= n; i++ {
+	for i := range n {
 		wg.Go(func() { f(ctx, i) })
 	}
 	wg.Wait()

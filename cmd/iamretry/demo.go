@@ -223,7 +223,10 @@ func (d *demo) runStep(ctx context.Context, st demoStep) stepResult {
 	d.ev.emit(stepHeader{Step: st.n, Title: st.title, Guidance: st.guidance})
 	s := &stepState{n: st.n}
 	start := d.clk.Now()
-	err := st.run(ctx, d, s)
+	var err error
+	// A thread of the clock: the Updaters' waits run on goroutines the step
+	// starts with its context.
+	d.clk.Go(ctx, 1, func(ctx context.Context, _ int) { err = st.run(ctx, d, s) })
 	took := d.clk.Now().Sub(start)
 	calls := d.fake.Calls()
 	for _, c := range calls {

@@ -215,6 +215,7 @@ func stepContention(ctx context.Context, d *demo, s *stepState) error {
 		writers, demoPolicyResource, owner))
 	errs := make([]error, writers+1)
 	d.clk.Go(ctx, writers, func(ctx context.Context, i int) {
+		i++ // writer-1 .. writer-n
 		_, errs[i] = updaters[i].Update(ctx, demoPolicyResource, policy.AddBinding("roles/viewer", writerMember(i)))
 	})
 	landed := 0

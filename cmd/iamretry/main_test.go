@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/iamretry/iamretry/iamtest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -103,5 +105,17 @@ func (b *syncBuffer) waitLine(prefix string, done <-chan struct{}) (string, bool
 			return "", false
 		case <-time.After(5 * time.Millisecond):
 		}
+	}
+}
+
+// clockCmd returns a runCmd whose command runs as a thread of clock: a
+// policy Updater's waits run on a goroutine that the command starts with
+// its context, which only a thread of the clock may do.
+func clockCmd(clock *iamtest.VirtualClock) func(t *testing.T, args ...string) result {
+	return func(t *testing.T, args ...string) result {
+		t.Helper()
+		var r result
+		clock.Go(context.Background(), 1, func(ctx context.Context, _ int) { r = runCmdCtx(t, ctx, args...) })
+		return r
 	}
 }

@@ -92,20 +92,20 @@ func TestPolicyConditionsAndRemove(t *testing.T) {
 	ep := []string{"--endpoint", addr, "--insecure"}
 	res := "//pubsub.googleapis.com/projects/demo/topics/t"
 	cond := []string{"--condition-title", "until 2030", "--condition-expression", `request.time < timestamp("2030-01-01T00:00:00Z")`}
-	r := runCmd(t, append(append([]string{"policy", "add-binding", "--resource", res, "--role", "roles/editor", "--member", "group:ops@example.com"}, cond...), ep...)...)
+	r := runCmd(t, append(append([]string{"policy", "add-binding", "--resource", res, "--role", "roles/browser", "--member", "group:ops@example.com"}, cond...), ep...)...)
 	if r.code != exitOK {
 		t.Fatalf("conditional add-binding exited %d: %s", r.code, r.stderr)
 	}
-	if !strings.Contains(r.stdout, "(version 3,") || !strings.Contains(r.stdout, `roles/editor (condition "until 2030": request.time < timestamp("2030-01-01T00:00:00Z"))`) {
+	if !strings.Contains(r.stdout, "(version 3,") || !strings.Contains(r.stdout, `roles/browser (condition "until 2030": request.time < timestamp("2030-01-01T00:00:00Z"))`) {
 		t.Errorf("conditional add-binding printed:\n%s", r.stdout)
 	}
 
 	// --dry-run shows the change and writes nothing.
-	dry := runCmd(t, append(append([]string{"policy", "remove-binding", "--dry-run", "--resource", res, "--role", "roles/editor", "--member", "group:ops@example.com"}, cond...), ep...)...)
+	dry := runCmd(t, append(append([]string{"policy", "remove-binding", "--dry-run", "--resource", res, "--role", "roles/browser", "--member", "group:ops@example.com"}, cond...), ep...)...)
 	if dry.code != exitOK {
 		t.Fatalf("dry run exited %d: %s", dry.code, dry.stderr)
 	}
-	if !strings.Contains(dry.stdout, "nothing written") || !strings.Contains(dry.stdout, `  - roles/editor (condition "until 2030"`) {
+	if !strings.Contains(dry.stdout, "nothing written") || !strings.Contains(dry.stdout, `  - roles/browser (condition "until 2030"`) {
 		t.Errorf("dry run printed:\n%s", dry.stdout)
 	}
 	dryAdd := runCmd(t, append([]string{"policy", "add-binding", "--dry-run", "--resource", res, "--role", "roles/viewer", "--member", "user:bob@example.com"}, ep...)...)
@@ -123,11 +123,11 @@ func TestPolicyConditionsAndRemove(t *testing.T) {
 
 	// The unconditional remove leaves the conditional grant; the
 	// conditional one takes it away.
-	rm := runCmd(t, append([]string{"policy", "remove-binding", "--resource", res, "--role", "roles/editor", "--member", "group:ops@example.com"}, ep...)...)
+	rm := runCmd(t, append([]string{"policy", "remove-binding", "--resource", res, "--role", "roles/browser", "--member", "group:ops@example.com"}, ep...)...)
 	if rm.code != exitOK || !strings.Contains(rm.stdout, "group:ops@example.com") {
 		t.Errorf("unconditional remove exited %d:\n%s", rm.code, rm.stdout)
 	}
-	rm = runCmd(t, append(append([]string{"policy", "remove-binding", "--resource", res, "--role", "roles/editor", "--member", "group:ops@example.com"}, cond...), ep...)...)
+	rm = runCmd(t, append(append([]string{"policy", "remove-binding", "--resource", res, "--role", "roles/browser", "--member", "group:ops@example.com"}, cond...), ep...)...)
 	if rm.code != exitOK || !strings.Contains(rm.stdout, "no bindings") {
 		t.Errorf("conditional remove exited %d:\n%s%s", rm.code, rm.stdout, rm.stderr)
 	}
@@ -138,8 +138,10 @@ func TestPolicyConditionsAndRemove(t *testing.T) {
 // lands, once, and stderr tells each retry. The retries wait on a virtual
 // clock.
 func TestPolicyRetriesThroughFaults(t *testing.T) {
-	policyTestClock = iamtest.NewVirtualClock(time.Now())
+	clock := iamtest.NewVirtualClock(time.Now())
+	policyTestClock = clock
 	t.Cleanup(func() { policyTestClock = nil })
+	runCmd := clockCmd(clock)
 	addr := startFake(t, "--fail-rate", "0.5", "--codes", "unavailable,INTERNAL", "--lost-answer-rate", "0.2", "--seed", "3")
 	ep := []string{"--endpoint", addr, "--insecure", "--deadline", "10m", "--timeout", "0"}
 	retries := 0
@@ -168,8 +170,10 @@ func TestPolicyRetriesThroughFaults(t *testing.T) {
 func TestPolicyRealAPIErrorsAreClear(t *testing.T) {
 	// Nothing listens there: the command fails (exit 1) with the server's
 	// code, after its retries, which run on a virtual clock.
-	policyTestClock = iamtest.NewVirtualClock(time.Now())
+	clock := iamtest.NewVirtualClock(time.Now())
+	policyTestClock = clock
 	t.Cleanup(func() { policyTestClock = nil })
+	runCmd := clockCmd(clock)
 	r := runCmd(t, "policy", "get", "--resource", "projects/p", "--endpoint", "127.0.0.1:1", "--insecure", "--deadline", "3s")
 	if r.code != exitFailure || !strings.Contains(r.stderr, "Unavailable") {
 		t.Errorf("exit %d, stderr:\n%s", r.code, r.stderr)

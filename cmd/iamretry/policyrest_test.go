@@ -92,8 +92,8 @@ func TestPolicyRESTConditionalBinding(t *testing.T) {
 	_, url := startFakeREST(t)
 	rest := []string{"--transport", "rest", "--endpoint", url, "--insecure"}
 	cond := []string{"--condition-title", "until 2030", "--condition-expression", `request.time < timestamp("2030-01-01T00:00:00Z")`}
-	r := runCmd(t, append(append([]string{"policy", "add-binding", "--resource", "folders/7", "--role", "roles/editor", "--member", "group:ops@example.com"}, cond...), rest...)...)
-	if r.code != exitOK || !strings.Contains(r.stdout, "(version 3,") || !strings.Contains(r.stdout, `roles/editor (condition "until 2030": request.time < timestamp("2030-01-01T00:00:00Z"))`) {
+	r := runCmd(t, append(append([]string{"policy", "add-binding", "--resource", "folders/7", "--role", "roles/browser", "--member", "group:ops@example.com"}, cond...), rest...)...)
+	if r.code != exitOK || !strings.Contains(r.stdout, "(version 3,") || !strings.Contains(r.stdout, `roles/browser (condition "until 2030": request.time < timestamp("2030-01-01T00:00:00Z"))`) {
 		t.Errorf("conditional add-binding exited %d:\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
@@ -106,8 +106,10 @@ func TestPolicyRESTConditionalBinding(t *testing.T) {
 // RoundTripper, under the gRPC method the request maps to. The waits run on
 // a virtual clock.
 func TestPolicyRESTRetriesThroughFaults(t *testing.T) {
-	policyTestClock = iamtest.NewVirtualClock(time.Now())
+	clock := iamtest.NewVirtualClock(time.Now())
+	policyTestClock = clock
 	t.Cleanup(func() { policyTestClock = nil })
+	runCmd := clockCmd(clock)
 	_, url := startFakeREST(t, "--fail-rate", "0.5", "--codes", "unavailable,INTERNAL", "--lost-answer-rate", "0.2", "--seed", "3")
 	rest := []string{"--transport", "rest", "--endpoint", url, "--insecure", "--deadline", "10m", "--timeout", "0"}
 	members := []string{"user:a@example.com", "user:b@example.com", "user:c@example.com", "user:d@example.com"}

@@ -100,7 +100,7 @@ func contendWithin(t *testing.T, tr string, n int, seed int64, faultRate, lostRa
 	start := clock.Now()
 	errs := make([]error, n)
 	clock.Go(ctx, n, func(ctx context.Context, i int) {
-		_, errs[i-1] = updaters[i-1].Update(ctx, policyName, deny.AddRule(rule(i)))
+		_, errs[i] = updaters[i].Update(ctx, policyName, deny.AddRule(rule(i+1)))
 	})
 	run := contentionRun{
 		allLanded: clock.Since(start),

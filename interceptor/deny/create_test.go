@@ -85,7 +85,7 @@ func TestConcurrentCreates(t *testing.T) {
 					us[i] = u
 				}
 				e.clock.Go(context.Background(), n, func(ctx context.Context, i int) {
-					_, errs[i-1] = us[i-1].Update(ctx, policyName, deny.AddRule(rule(i)))
+					_, errs[i] = us[i].Update(ctx, policyName, deny.AddRule(rule(i+1)))
 				})
 				for i, err := range errs {
 					if err != nil {

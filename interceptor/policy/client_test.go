@@ -44,13 +44,14 @@ func TestIamPolicyClient(t *testing.T) {
 	defer c.Close()
 	c.CallOptions = &iamapiv1.IamPolicyCallOptions{} // only the Updater retries
 	u, _ := updater(t, c)
+	srv.SeedServiceAccount("p1", "robot-1") // IAM refuses a grant to an account that does not exist
 	srv.LoseNextAnswers(iamtest.MethodSetIamPolicy, 1)
 	srv.FailNext(iamtest.MethodGetIamPolicy, 1, codes.Unavailable)
-	got, err := u.Update(ctx, "projects/p1/topics/t1", policy.AddBinding("roles/pubsub.publisher", "serviceAccount:Robot@p1.iam.gserviceaccount.com"))
+	got, err := u.Update(ctx, "projects/p1/topics/t1", policy.AddBinding("roles/pubsub.publisher", "serviceAccount:Robot-1@p1.iam.gserviceaccount.com"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m := members(got, ""); len(m) != 1 || m["serviceAccount:robot@p1.iam.gserviceaccount.com"] != 1 {
+	if m := members(got, ""); len(m) != 1 || m["serviceAccount:robot-1@p1.iam.gserviceaccount.com"] != 1 {
 		t.Fatalf("got %v", got)
 	}
 	if n := srv.CountCalls(iamtest.MethodSetIamPolicy); n != 1 {
@@ -75,7 +76,7 @@ func TestProjectsClient(t *testing.T) {
 	for range 2 { // the second time finds the work done
 		if _, err := u.Update(ctx, "projects/p1",
 			policy.AddBinding("roles/viewer", "group:ops@example.com"),
-			policy.AddConditionalBinding("roles/viewer", "user:temp@example.com", cond)); err != nil {
+			policy.AddConditionalBinding("roles/browser", "user:temp@example.com", cond)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -89,14 +89,15 @@ func ExampleFromConn() {
 		fmt.Println(err)
 		return
 	}
-	p, err := u.Update(ctx, "projects/my-project/topics/orders", policy.AddBinding("roles/pubsub.publisher", "serviceAccount:app@my-project.iam.gserviceaccount.com"))
+	sa := srv.SeedServiceAccount("my-project", "orders-app") // IAM grants only to accounts that exist
+	p, err := u.Update(ctx, "projects/my-project/topics/orders", policy.AddBinding("roles/pubsub.publisher", "serviceAccount:"+sa.GetEmail()))
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	fmt.Println(p.Bindings[0].Role, p.Bindings[0].Members)
 	// Output:
-	// roles/pubsub.publisher [serviceAccount:app@my-project.iam.gserviceaccount.com]
+	// roles/pubsub.publisher [serviceAccount:orders-app@my-project.iam.gserviceaccount.com]
 }
 
 // NewUpdater runs on a Retrier: one Retrier serves the interceptor and the

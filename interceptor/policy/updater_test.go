@@ -119,13 +119,13 @@ func TestConditionsAndVersions(t *testing.T) {
 	ctx := context.Background()
 	cond := &expr.Expr{Title: "weekdays", Expression: "request.time.getDayOfWeek() < 5"}
 
-	if _, err := u.Update(ctx, res, policy.AddBinding("roles/viewer", "user:a@example.com")); err != nil {
+	if _, err := u.Update(ctx, res, policy.AddBinding("roles/browser", "user:a@example.com")); err != nil {
 		t.Fatal(err)
 	}
 	if v := h.lastSet(t).Policy.Version; v != 1 {
 		t.Fatalf("unconditional write has version %d", v)
 	}
-	got, err := u.Update(ctx, res, policy.AddConditionalBinding("roles/viewer", "user:a@example.com", cond))
+	got, err := u.Update(ctx, res, policy.AddConditionalBinding("roles/browser", "user:a@example.com", cond))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +136,7 @@ func TestConditionsAndVersions(t *testing.T) {
 		t.Fatalf("got %v", got)
 	}
 	// Reading it back needs version 3: the Updater asks for it.
-	got, err = u.Update(ctx, res, policy.RemoveBinding("roles/viewer", "user:a@example.com"))
+	got, err = u.Update(ctx, res, policy.RemoveBinding("roles/browser", "user:a@example.com"))
 	if err != nil {
 		t.Fatal(err)
 	}

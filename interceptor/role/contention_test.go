@@ -88,7 +88,7 @@ func writersOn(t *testing.T, k kind, n int, seed int64, fail, lost float64, shar
 		})
 	} else {
 		e.clock.Go(context.Background(), n, func(ctx context.Context, i int) {
-			_, errs[i-1] = us[i-1].Update(ctx, roleName, role.AddPermissions(perm(i-1)))
+			_, errs[i] = us[i].Update(ctx, roleName, role.AddPermissions(perm(i)))
 		})
 	}
 	var run contentionRun

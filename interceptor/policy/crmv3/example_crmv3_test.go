@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"cloud.google.com/go/iam/apiv1/iampb"
+
 	crm "google.golang.org/api/cloudresourcemanager/v3"
 
 	"github.com/iamretry/iamretry/iamtest"
@@ -27,7 +29,8 @@ func ExampleProjects() {
 		return
 	}
 	defer srv.Close()
-	r, err := interceptor.New(interceptor.WithClock(iamtest.NewVirtualClock(time.Now()))) // no clock in a program
+	clock := iamtest.NewVirtualClock(time.Now()) // no clock in a program
+	r, err := interceptor.New(interceptor.WithClock(clock))
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -45,7 +48,11 @@ func ExampleProjects() {
 		return
 	}
 	srv.ConcurrentWriteNext(iamtest.MethodProjectsSetIamPolicy, 1)
-	p, err := u.Update(ctx, "projects/my-project", policy.AddBinding("roles/viewer", "user:alice@example.com"))
+	var p *iampb.Policy
+	// The Updater waits on a goroutine of its own: run it as a thread of the clock.
+	clock.Go(ctx, 1, func(ctx context.Context, _ int) {
+		p, err = u.Update(ctx, "projects/my-project", policy.AddBinding("roles/viewer", "user:alice@example.com"))
+	})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"cloud.google.com/go/iam/apiv1/iampb"
 	iam "google.golang.org/api/iam/v1"
 	"google.golang.org/grpc/codes"
 
@@ -26,7 +27,8 @@ func ExampleServiceAccounts() {
 		return
 	}
 	defer srv.Close()
-	r, err := interceptor.New(interceptor.WithClock(iamtest.NewVirtualClock(time.Now()))) // no clock in a program
+	clock := iamtest.NewVirtualClock(time.Now()) // no clock in a program
+	r, err := interceptor.New(interceptor.WithClock(clock))
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -45,7 +47,11 @@ func ExampleServiceAccounts() {
 		return
 	}
 	srv.FailNext(iamtest.MethodAdminGetIamPolicy, 1, codes.Unavailable)
-	p, err := u.Update(ctx, sa.GetName(), policy.AddBinding("roles/iam.serviceAccountUser", "group:ci@example.com"))
+	var p *iampb.Policy
+	// The Updater waits on a goroutine of its own: run it as a thread of the clock.
+	clock.Go(ctx, 1, func(ctx context.Context, _ int) {
+		p, err = u.Update(ctx, sa.GetName(), policy.AddBinding("roles/iam.serviceAccountUser", "group:ci@example.com"))
+	})
 	if err != nil {
 		fmt.Println(err)
 		return
