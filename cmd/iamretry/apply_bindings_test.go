@@ -57,10 +57,10 @@ func TestApplyBindingsAuthoritative(t *testing.T) {
 			seed := writeTemp(t, "seed.yaml", fmt.Sprintf(`resources:
   - resource: projects/test-bind
     add:
-      - {role: roles/viewer, member: "user:a@example.com"}
-      - {role: roles/viewer, member: "user:b@example.com"}
-      - {role: roles/viewer, member: "serviceAccount:%s"}
-      - role: roles/viewer
+      - {role: roles/run.viewer, member: "user:a@example.com"}
+      - {role: roles/run.viewer, member: "user:b@example.com"}
+      - {role: roles/run.viewer, member: "serviceAccount:%s"}
+      - role: roles/run.viewer
         member: "user:c@example.com"
         condition: {title: c1, expression: 'request.time < timestamp("2027-01-01T00:00:00Z")'}
       - {role: roles/editor, member: "user:e@example.com"}
@@ -74,7 +74,7 @@ func TestApplyBindingsAuthoritative(t *testing.T) {
 			}
 			deleted := ""
 			for _, g := range grantsOf(fake.policyOf(t, "projects/test-bind")) {
-				if strings.HasPrefix(g, "roles/viewer deleted:") {
+				if strings.HasPrefix(g, "roles/run.viewer deleted:") {
 					deleted = g
 				}
 			}
@@ -85,7 +85,7 @@ func TestApplyBindingsAuthoritative(t *testing.T) {
 			path := writeTemp(t, "bind.yaml", `resources:
   - resource: projects/test-bind
     bindings:
-      - {role: roles/viewer, members: ["user:B@example.com", "user:d@example.com"]}
+      - {role: roles/run.viewer, members: ["user:B@example.com", "user:d@example.com"]}
       - {role: roles/editor, members: []}
     add:
       - {role: roles/browser, member: "user:g@example.com"}
@@ -95,8 +95,8 @@ func TestApplyBindingsAuthoritative(t *testing.T) {
 			want := "projects/test-bind: would change:\n" +
 				"  + roles/browser  user:g@example.com\n" +
 				"  - roles/editor  user:e@example.com\n" +
-				"  - roles/viewer  user:a@example.com\n" +
-				"  + roles/viewer  user:d@example.com\n"
+				"  - roles/run.viewer  user:a@example.com\n" +
+				"  + roles/run.viewer  user:d@example.com\n"
 			if dry.code != exitChangesPending || !strings.Contains(dry.stdout, want) {
 				t.Errorf("plan: exit %d, want 3 and\n%s\ngot:\n%s%s", dry.code, want, dry.stdout, dry.stderr)
 			}
@@ -107,7 +107,7 @@ func TestApplyBindingsAuthoritative(t *testing.T) {
 			}
 			got := grantsOf(fake.policyOf(t, "projects/test-bind"))
 			wantGrants := []string{"roles/browser user:f@example.com", "roles/browser user:g@example.com",
-				"roles/viewer if c1 user:c@example.com", deleted, "roles/viewer user:b@example.com", "roles/viewer user:d@example.com"}
+				"roles/run.viewer if c1 user:c@example.com", deleted, "roles/run.viewer user:b@example.com", "roles/run.viewer user:d@example.com"}
 			slices.Sort(wantGrants)
 			// (The fake folds the case of a deleted: member's kind when it
 			// stores a write: deleted:serviceaccount:...; IAM keeps it.)
@@ -148,7 +148,7 @@ func TestApplyLastOwner(t *testing.T) {
 			const owner = "serviceAccount:root@test-own.iam.gserviceaccount.com"
 			seed := writeTemp(t, "seed.yaml", `resources:
   - resource: projects/test-own
-    add: [{role: roles/owner, member: "`+owner+`"}, {role: roles/viewer, member: "user:v@example.com"}]
+    add: [{role: roles/owner, member: "`+owner+`"}, {role: roles/run.viewer, member: "user:v@example.com"}]
   - resource: projects/test-own2
     add: [{role: roles/owner, member: "`+owner+`"}]
 `)
@@ -158,11 +158,11 @@ func TestApplyLastOwner(t *testing.T) {
 			path := writeTemp(t, "own.yaml", `resources:
   - resource: projects/test-own
     bindings: [{role: roles/owner, members: []}]
-    remove: [{role: roles/viewer, member: "user:v@example.com"}]
+    remove: [{role: roles/run.viewer, member: "user:v@example.com"}]
   - resource: projects/test-own2
     remove: [{role: roles/owner, member: "`+owner+`"}]
   - resource: projects/test-other
-    add: [{role: roles/viewer, member: "user:v@example.com"}]
+    add: [{role: roles/run.viewer, member: "user:v@example.com"}]
 `)
 			args := append([]string{"apply", "-f", path, "--json"}, ep...)
 			for _, extra := range [][]string{{"--dry-run"}, nil} {
@@ -180,7 +180,7 @@ func TestApplyLastOwner(t *testing.T) {
 					t.Errorf("%v: exit %d:\n%s%s", extra, r.code, r.stdout, r.stderr)
 				}
 			}
-			if g := grantsOf(fake.policyOf(t, "projects/test-own")); !slices.Contains(g, "roles/viewer user:v@example.com") || !slices.Contains(g, "roles/owner "+owner) {
+			if g := grantsOf(fake.policyOf(t, "projects/test-own")); !slices.Contains(g, "roles/run.viewer user:v@example.com") || !slices.Contains(g, "roles/owner "+owner) {
 				t.Errorf("a refused resource was written: %v", g)
 			}
 			r := applyProc(t, "", append(args, "--allow-owner-removal")...)
@@ -203,18 +203,18 @@ func TestApplyBindingsFileErrors(t *testing.T) {
 	file := `resources:
   - resource: projects/test-bad
     bindings:
-      - {role: roles/viewer, members: ["user:a@example.com"]}
-      - role: roles/viewer
+      - {role: roles/run.viewer, members: ["user:a@example.com"]}
+      - role: roles/run.viewer
         members: ["user:a@example.com"]
         condition: {title: t, expression: "true"}
-      - {role: roles/viewer, members: []}
+      - {role: roles/run.viewer, members: []}
       - {role: roles/editor, members: ["deleted:user:x@example.com?uid=1", "user:b@example.com", "user:B@example.com"]}
       - {role: roles/browser}
     add:
-      - {role: roles/viewer, member: "user:c@example.com"}
-      - {role: roles/viewer, member: "user:c@example.com", condition: {title: t, expression: "false"}}
+      - {role: roles/run.viewer, member: "user:c@example.com"}
+      - {role: roles/run.viewer, member: "user:c@example.com", condition: {title: t, expression: "false"}}
     remove:
-      - {role: roles/viewer, member: "user:d@example.com", condition: {title: t, expression: "true"}}
+      - {role: roles/run.viewer, member: "user:d@example.com", condition: {title: t, expression: "true"}}
   - resource: projects/test-only
     bindings: []
 `
@@ -224,12 +224,12 @@ func TestApplyBindingsFileErrors(t *testing.T) {
 		t.Fatalf("exit %d, want 2:\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	for _, want := range []string{
-		path + `:8: resource "projects/test-bad": the binding of roles/viewer is listed twice in bindings (first at line 4)`,
+		path + `:8: resource "projects/test-bad": the binding of roles/run.viewer is listed twice in bindings (first at line 4)`,
 		path + `:9: member "deleted:user:x@example.com?uid=1": a deleted principal cannot be granted`,
 		path + `:9: a binding of resource "projects/test-bad": member user:B@example.com is listed twice (first at line 9)`,
 		path + `:10: a binding of resource "projects/test-bad" has no members list`,
-		path + `:12: resource "projects/test-bad": roles/viewer is owned by the bindings entry at line 4`,
-		path + `:15: resource "projects/test-bad": roles/viewer (condition "t": true) is owned by the bindings entry at line 5, which sets its members exactly; list user:d@example.com there, not under remove`,
+		path + `:12: resource "projects/test-bad": roles/run.viewer is owned by the bindings entry at line 4`,
+		path + `:15: resource "projects/test-bad": roles/run.viewer (condition "t": true) is owned by the bindings entry at line 5, which sets its members exactly; list user:d@example.com there, not under remove`,
 		"6 errors in " + path,
 	} {
 		if !strings.Contains(r.stderr, want) {

@@ -79,7 +79,7 @@ func TestApplyPreCallChecks(t *testing.T) {
 	ok := writeTemp(t, "ok.yaml", `resources:
   - resource: projects/123456789012
     add:
-      - role: roles/viewer
+      - role: roles/browser
         member: "user:a@example.com"
         condition: {title: t, expression: 'request.time < timestamp("2027-01-01T00:00:00Z")'}
   - resource: projects/example.com:my-project

@@ -40,10 +40,10 @@ func TestExportRoundTrip(t *testing.T) {
 			seed := writeTemp(t, "seed.yaml", fmt.Sprintf(`resources:
   - resource: projects/test-exp
     add:
-      - {role: roles/viewer, member: "user:Zed@example.com"}
-      - {role: roles/viewer, member: "group:a@example.com"}
-      - {role: roles/viewer, member: "serviceAccount:%s"}
-      - role: roles/viewer
+      - {role: roles/run.viewer, member: "user:Zed@example.com"}
+      - {role: roles/run.viewer, member: "group:a@example.com"}
+      - {role: roles/run.viewer, member: "serviceAccount:%s"}
+      - role: roles/run.viewer
         member: "user:c@example.com"
         condition: {title: "c1: until 2027", expression: 'request.time < timestamp("2027-01-01T00:00:00Z")', description: "# not a comment"}
       - {role: roles/logging.viewer, member: "serviceAccount:%s"}
@@ -67,7 +67,7 @@ func TestExportRoundTrip(t *testing.T) {
 			}
 			text := string(data)
 			for _, want := range []string{
-				"- resource: projects/test-exp\n    bindings:\n      - role: roles/viewer\n        members: ['group:a@example.com', 'user:zed@example.com']\n      - role: roles/viewer\n        members: ['user:c@example.com']\n        condition:\n          title: 'c1: until 2027'\n",
+				"- resource: projects/test-exp\n    bindings:\n      - role: roles/run.viewer\n        members: ['group:a@example.com', 'user:zed@example.com']\n      - role: roles/run.viewer\n        members: ['user:c@example.com']\n        condition:\n          title: 'c1: until 2027'\n",
 				"- resource: folders/12345\n    bindings:\n      - role: roles/browser\n        members: ['domain:example.com']\n",
 			} {
 				if !strings.Contains(text, want) {
@@ -91,13 +91,13 @@ func TestExportRoundTrip(t *testing.T) {
 			}
 			drift := writeTemp(t, "drift.yaml", `resources:
   - resource: projects/test-exp
-    add: [{role: roles/viewer, member: "user:intruder@example.com"}, {role: roles/editor, member: "user:intruder@example.com"}]
+    add: [{role: roles/run.viewer, member: "user:intruder@example.com"}, {role: roles/editor, member: "user:intruder@example.com"}]
 `)
 			if r := applyProc(t, "", append([]string{"apply", "-f", drift}, ep...)...); r.code != exitOK {
 				t.Fatalf("drift: exit %d:\n%s%s", r.code, r.stdout, r.stderr)
 			}
 			r := applyProc(t, "", plan...)
-			if r.code != exitChangesPending || !strings.Contains(r.stdout, "  - roles/viewer  user:intruder@example.com\n") {
+			if r.code != exitChangesPending || !strings.Contains(r.stdout, "  - roles/run.viewer  user:intruder@example.com\n") {
 				t.Errorf("plan after drift: exit %d, want 3:\n%s%s", r.code, r.stdout, r.stderr)
 			}
 			if strings.Contains(r.stdout, "roles/editor") {

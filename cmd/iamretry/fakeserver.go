@@ -285,9 +285,10 @@ func startFakeServer(f *fakeServerFlags) (*fakeRun, error) {
 			return nil, usagef("--seed-file %s: %s", f.seedFile, strings.TrimPrefix(err.Error(), "iamtest: LoadSeed: "))
 		}
 	}
-	if f.strict {
-		srv.SetRefuseUnknownServiceAccounts(true)
-	} else {
+	// iamtest refuses grants to unknown service accounts by default, as IAM
+	// does; fake-server, for other processes' tests, does so under --strict.
+	srv.SetRefuseUnknownServiceAccounts(f.strict)
+	if !f.strict {
 		srv.SetKnownPrincipals() // users and groups are checked under --strict only
 	}
 	srv.SetRESTQueryBindsBodyFields(f.queryBinds)
