@@ -53,7 +53,7 @@ func holdFirstReadWith(t *testing.T, opts ...interceptor.Option) *held {
 			}
 		}
 		if f := h.beforeGet2; f != nil {
-			return f(n)
+			return f(ctx, n)
 		}
 		return nil
 	}

@@ -63,8 +63,9 @@ type hookClient struct {
 	policy.Client
 	beforeGet func(ctx context.Context, n int) error
 	beforeSet func(ctx context.Context, n int, req *iampb.SetIamPolicyRequest) error
-	// beforeGet2, when set, runs after holdFirstRead's gate (its read n).
-	beforeGet2 func(n int) error
+	// beforeGet2, when set, runs after holdFirstRead's gate (its read n,
+	// with the read's context).
+	beforeGet2 func(ctx context.Context, n int) error
 
 	mu      sync.Mutex
 	getReqs []*iampb.GetIamPolicyRequest

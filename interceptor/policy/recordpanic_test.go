@@ -57,7 +57,7 @@ func TestMeterPanicWhileDeliveringReachesACaller(t *testing.T) {
 	t.Parallel()
 	var armed atomic.Bool
 	x := holdFirstReadWith(t, interceptor.WithMeterProvider(trippingMeter{armed: &armed}))
-	x.h.beforeGet2 = func(n int) error {
+	x.h.beforeGet2 = func(_ context.Context, n int) error {
 		if n == 2 {
 			return status.Error(codes.Unavailable, "down") // the batch retries: its calls record retries
 		}
@@ -116,6 +116,11 @@ func (c trippingCounter) Add(context.Context, int64, ...metric.AddOption) {
 // TestMeterPanicWhileLeavingLocksNothing: a panic in the MeterProvider
 // while a caller that gave up is counted reaches that caller, and leaves
 // the Updater working: a later Update of the resource returns.
+//
+// The caller's batch fails its read and retries it; the retried read is
+// held until the caller has left (or the read's context ends, which the
+// caller's leaving brings about), so the batch cannot hand the caller a
+// result before it gives up, however the goroutines are scheduled.
 func TestMeterPanicWhileLeavingLocksNothing(t *testing.T) {
 	t.Parallel()
 	var armed atomic.Bool
@@ -129,9 +134,16 @@ func TestMeterPanicWhileLeavingLocksNothing(t *testing.T) {
 				}
 			}
 		}))
-	x.h.beforeGet2 = func(n int) error {
-		if n == 2 {
+	left := make(chan struct{})
+	x.h.beforeGet2 = func(ctx context.Context, n int) error {
+		switch n {
+		case 2:
 			return status.Error(codes.Unavailable, "down") // the batch waits its backoff
+		case 3: // the retry: held until the caller has left
+			select {
+			case <-left:
+			case <-ctx.Done():
+			}
 		}
 		return nil
 	}
@@ -143,7 +155,9 @@ func TestMeterPanicWhileLeavingLocksNothing(t *testing.T) {
 	<-failed
 	armed.Store(true)
 	cancel()
-	if r := <-a; r != "panic: boom from the meter" {
+	r := <-a
+	close(left)
+	if r != "panic: boom from the meter" {
 		t.Fatalf("a: %v", r)
 	}
 	later := make(chan error, 1)

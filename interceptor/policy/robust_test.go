@@ -103,7 +103,7 @@ func TestPanicsReachTheCaller(t *testing.T) {
 				opts = append(opts, interceptor.WithClassifier(func(_ string, err error) iamcodes.Class { trip(); return iamcodes.OfError(err) }))
 			}
 			x := holdFirstReadWith(t, opts...)
-			x.h.beforeGet2 = func(n int) error {
+			x.h.beforeGet2 = func(_ context.Context, n int) error {
 				switch {
 				case n != 2:
 					return nil
