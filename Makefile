@@ -7,7 +7,7 @@ GO ?= go
 CLI := cmd/iamretry
 VET := cmd/iamretryvet
 
-.PHONY: all test demo install bench lint fuzz
+.PHONY: all test flakes demo install bench lint fuzz
 
 all: lint test
 
@@ -26,6 +26,45 @@ test:
 	echo "$(GO) -C $(VET) test -race -count=1 ./..."; cat $$vet; \
 	rc=$$(( $$(cat $$lib.rc) | $$(cat $$cli.rc) | $$(cat $$vet.rc) )); \
 	rm -f $$lib $$lib.rc $$cli $$cli.rc $$vet $$vet.rc; exit $$rc
+
+## flakes: the flake hunt (slow: the better part of an hour on 2 cores).
+## Every test of the library 50 times (FLAKES_COUNT) and the CLI's 10 times
+## (FLAKES_CLI_COUNT), race detector on, first as the machine is, then
+## beside two CPU-bound busy loops that the target starts and always stops
+## (also when a run fails or make is interrupted; a loop whose recipe is
+## gone ends on its own). A test that fails once in fifty runs is broken:
+## fix it at its cause, never with a longer timeout or a retry. Prints one
+## line per run and the tests that failed, keeps the logs (their directory
+## is printed), and fails when any test failed even once.
+FLAKES_COUNT ?= 50
+FLAKES_CLI_COUNT ?= 10
+FLAKES_TIMEOUT ?= 2h
+flakes:
+	@logs=$$(mktemp -d "$${TMPDIR:-/tmp}/iamretry-flakes.XXXXXX"); loops=""; bad=0; \
+	stop() { for p in $$loops; do kill $$p 2>/dev/null; done; loops=""; }; \
+	trap 'stop' EXIT; trap 'stop; exit 130' INT; trap 'stop; exit 141' PIPE; trap 'stop; exit 143' TERM HUP; \
+	run() { \
+		name=$$1; shift; log=$$logs/$$name.log; start=$$(date +%s); \
+		"$$@" >$$log 2>&1; rc=$$?; secs=$$(( $$(date +%s) - start )); \
+		fails=$$(grep -c '^--- FAIL' $$log); \
+		if [ $$rc -eq 0 ]; then res=ok; else res=FAIL; bad=1; fi; \
+		printf 'flakes: %-4s %-11s %5ds  %2d packages ok, %d FAIL, %d failed tests: %s\n' \
+			$$res $$name $$secs $$(grep -c '^ok' $$log) $$(grep -c '^FAIL	' $$log) $$fails "$$*"; \
+		grep -E '^(FAIL	|panic: test timed out)' $$log | sed 's/^/flakes:     /'; \
+		grep '^--- FAIL' $$log | sed 's/ (.*//' | sort | uniq -c | sed 's/^/flakes:     /'; \
+	}; \
+	suite() { \
+		run $$1-lib $(GO) test -race -count=$(FLAKES_COUNT) -timeout=$(FLAKES_TIMEOUT) ./...; \
+		run $$1-cli $(GO) -C $(CLI) test -race -count=$(FLAKES_CLI_COUNT) -timeout=$(FLAKES_TIMEOUT) ./...; \
+	}; \
+	echo "flakes: logs in $$logs (kept when a run fails); quiet first, then beside two busy loops"; \
+	suite quiet; \
+	busy() { i=0; while :; do i=$$((i + 1)); [ $$i -lt 100000 ] || { i=0; kill -0 $$me 2>/dev/null || exit; }; done; }; \
+	me=$$$$; busy & loops="$$loops $$!"; busy & loops="$$loops $$!"; \
+	suite loaded; \
+	stop; \
+	if [ $$bad -eq 0 ]; then echo "flakes: PASS: no test failed, quiet or loaded"; rm -rf $$logs; \
+	else echo "flakes: FAIL: see the lines above and the logs in $$logs"; exit 1; fi
 
 ## demo: the main job on the built-in fake server (no credentials, no network).
 demo:

@@ -16,7 +16,7 @@ import (
 // call through an admin client without iamretry (gax's retries and
 // timeouts on, as its constructor sets them), over the fake's bufconn.
 func TestNewClientAddsNoAllocation(t *testing.T) {
-	if raceBuild {
+	if raceEnabled {
 		t.Skip("the race detector makes sync.Pool drop items at random: allocation counts over a connection are measured without it")
 	}
 	g := newRig(t, fakeOnVirtualClock())

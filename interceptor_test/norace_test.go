@@ -2,4 +2,6 @@
 
 package interceptor_test
 
-const raceBuild = false
+// raceEnabled reports whether this test binary has the race detector (see
+// race_test.go).
+const raceEnabled = false

@@ -2,6 +2,8 @@
 
 package interceptor_test
 
-// raceBuild: the race detector is on; sync.Pool then drops items at random,
-// so allocation counts over a real connection are not the contract's.
-const raceBuild = true
+// raceEnabled reports whether this test binary has the race detector: the
+// go commands the tests run build with the same setting, so that they share
+// the build cache of the test binary's own packages instead of compiling
+// the whole graph a second time.
+const raceEnabled = true

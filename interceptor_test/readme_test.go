@@ -185,7 +185,9 @@ func readmeSnippet(i int, src string, line int) (string, error) {
 // TestREADMESnippetsCompile type-checks and vets every Go snippet of the
 // README, offline: the snippets become the files of a package that exists
 // only in a build overlay (nothing is written into the checkout), built
-// against this module's own requirements from the module cache.
+// against this module's own requirements from the module cache, with the
+// test binary's race setting (under -race, the packages the test binary
+// was built from are in the build cache already).
 func TestREADMESnippetsCompile(t *testing.T) {
 	goCmd, err := exec.LookPath("go")
 	if err != nil {
@@ -231,9 +233,15 @@ func TestREADMESnippetsCompile(t *testing.T) {
 	if err := os.WriteFile(ovl, js, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(goCmd, "build", "-overlay="+ovl, "./internal/readmesnippets")
+	// Built as the test binary was (the race setting, and GOFLAGS kept):
+	// the packages it shares with the test are in the build cache already.
+	args := []string{"build", "-mod=readonly", "-overlay=" + ovl}
+	if raceEnabled {
+		args = append(args, "-race")
+	}
+	cmd := exec.Command(goCmd, append(args, "./internal/readmesnippets")...)
 	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "GOPROXY=off", "GOFLAGS=-mod=readonly", "GOWORK=off")
+	cmd.Env = append(os.Environ(), "GOPROXY=off", "GOWORK=off")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build of the README's Go snippets (positions are README.md's): %v\n%s", err, out)
 	}

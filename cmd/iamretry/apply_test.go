@@ -584,12 +584,13 @@ func TestApplyThroughFaults(t *testing.T) {
 
 // TestApplyWaitsForNewServiceAccount: a grant to a service account created
 // moments ago (the fake hides it for a while, as IAM does) is rerun within
-// --member-wait and converges (TestApplyMemberWait: what fails).
+// the deadline and converges; with --retry-not-found=false it fails at
+// once with the server's error. The fake hides the account from its first
+// two reads (each refused grant is one), not for a time: how long the
+// processes take to start decides nothing.
 func TestApplyWaitsForNewServiceAccount(t *testing.T) {
 	t.Parallel() // its own fake-server process and files
-	// Hidden for 2 min on both clocks, 1.2 s of real time: the apply
-	// process must start within it (the first attempt is refused).
-	fake := startFakeProc(t, "--propagation", "2m", "--time-scale", "100")
+	fake := startFakeProc(t, "--propagation-reads", "2")
 	conn, err := grpc.NewClient(fake.grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)

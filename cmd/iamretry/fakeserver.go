@@ -74,6 +74,7 @@ type fakeServerFlags struct {
 	lostRate    float64
 	latency     time.Duration
 	propagation time.Duration
+	propReads   int
 	seed        int64
 	seedFile    string
 	strict      bool
@@ -135,7 +136,7 @@ func fakeServerCommand() *command {
 	return &command{
 		name:    "fake-server",
 		summary: "serve a fake IAM API on a local port, with fault injection",
-		usage:   "iamretry fake-server [--listen 127.0.0.1:8085] [--rest-listen 127.0.0.1:8086] [--seed-file FILE] [--strict] [--fail-rate P --codes UNAVAILABLE,INTERNAL] [--method-fail-rate METHOD=P] [--lost-answer-rate P] [--method-lost-answer-rate METHOD=P] [--latency D] [--propagation D]",
+		usage:   "iamretry fake-server [--listen 127.0.0.1:8085] [--rest-listen 127.0.0.1:8086] [--seed-file FILE] [--strict] [--fail-rate P --codes UNAVAILABLE,INTERNAL] [--method-fail-rate METHOD=P] [--lost-answer-rate P] [--method-lost-answer-rate METHOD=P] [--latency D] [--propagation D] [--propagation-reads N]",
 		long:    fakeServerLong,
 		flags: func(fs *flag.FlagSet) func(context.Context, *cmdIO, []string) error {
 			f := &fakeServerFlags{methodFail: methodRates{flagName: "method-fail-rate"}, methodLost: methodRates{flagName: "method-lost-answer-rate"}}
@@ -146,6 +147,7 @@ func fakeServerCommand() *command {
 			fs.Float64Var(&f.lostRate, "lost-answer-rate", 0, "probability (0..1) that a write commits and then answers UNAVAILABLE (a lost answer)")
 			fs.DurationVar(&f.latency, "latency", 0, "delay added to every call")
 			fs.DurationVar(&f.propagation, "propagation", 0, "how long a new service account answers NOT_FOUND (eventual consistency)")
+			fs.IntVar(&f.propReads, "propagation-reads", 0, "how many reads of a new service account (and grants to it) answer NOT_FOUND: eventual consistency in calls, not time")
 			fs.Int64Var(&f.seed, "seed", 1, "seed of the random faults; equal seeds and calls give equal faults")
 			fs.StringVar(&f.seedFile, "seed-file", "", "YAML or JSON file of what the fake starts with: projects, folders, organizations, service accounts, users, groups, policies, custom roles, deny policies (format above)")
 			fs.BoolVar(&f.strict, "strict", false, "refuse grants to service accounts the fake does not hold, and to users and groups the seed file does not list (when it lists any), as IAM does")
@@ -186,6 +188,9 @@ func (f *fakeServerFlags) validate() error {
 	}
 	if err := checkNonNegative("propagation", f.propagation); err != nil {
 		return err
+	}
+	if f.propReads < 0 {
+		return usagef("--propagation-reads %d: must not be negative", f.propReads)
 	}
 	if err := checkListen("listen", f.listen, "127.0.0.1:8085"); err != nil {
 		return err
@@ -300,6 +305,9 @@ func startFakeServer(f *fakeServerFlags) (*fakeRun, error) {
 	}
 	if f.propagation > 0 {
 		srv.SetPropagationDelay(f.propagation)
+	}
+	if f.propReads > 0 {
+		srv.SetPropagationReads(f.propReads)
 	}
 	if f.failRate > 0 {
 		srv.SetFailureRate(iamtest.AnyMethod, f.failRate, f.failCodes...)
@@ -422,8 +430,11 @@ func (f *fakeServerFlags) describeFaults() string {
 	if f.propagation > 0 {
 		parts = append(parts, fmt.Sprintf("new service accounts answer NOT_FOUND for %s", fmtDur(f.propagation)))
 	}
+	if f.propReads > 0 {
+		parts = append(parts, fmt.Sprintf("new service accounts answer NOT_FOUND to their first %d reads", f.propReads))
+	}
 	if len(parts) == 0 {
-		return "none (see --fail-rate, --method-fail-rate, --lost-answer-rate, --latency, --propagation)"
+		return "none (see --fail-rate, --method-fail-rate, --lost-answer-rate, --latency, --propagation, --propagation-reads)"
 	}
 	return strings.Join(parts, "; ") + fmt.Sprintf(" (seed %d)", f.seed)
 }

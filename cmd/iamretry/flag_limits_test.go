@@ -28,6 +28,7 @@ func TestFlagExtremes(t *testing.T) {
 		{[]string{"fake-server", "--rest-listen", "127.0.0.1:70000"}, "--rest-listen"},
 		{[]string{"fake-server", "--listen", ""}, "--listen"},
 		{[]string{"fake-server", "--propagation", "-1s"}, "--propagation"},
+		{[]string{"fake-server", "--propagation-reads", "-1"}, "--propagation-reads"},
 		{[]string{"fake-server", "--fail-rate", "NaN"}, "--fail-rate"},
 		{[]string{"fake-server", "--lost-answer-rate", "Inf"}, "--lost-answer-rate"},
 		{[]string{"fake-server", "--seed", "x"}, "-seed"},

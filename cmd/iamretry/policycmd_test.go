@@ -47,6 +47,10 @@ func startFakeOut(t *testing.T, flags ...string) (string, *syncBuffer) {
 			t.Errorf("fake-server did not say it stopped:\n%s", out.String())
 		}
 	})
+	// The hints follow the address: read them once the banner has ended.
+	if _, ok := out.waitLine("Stop with Ctrl-C.", done); !ok {
+		t.Fatalf("fake-server's banner did not end:\n%s", out.String())
+	}
 	if !strings.Contains(out.String(), "--endpoint "+addr+" --insecure") || !strings.Contains(out.String(), `option.WithEndpoint("`+addr+`")`) {
 		t.Errorf("fake-server does not say how to point a client at it:\n%s", out.String())
 	}
