@@ -533,7 +533,11 @@ func TestApplyFailuresExit1(t *testing.T) {
 
 // TestApplyThroughFaults: with a third of the calls failing and a third of
 // the writes losing their answer, every resource converges (exit 0), each
-// grant once; the retries are told on stderr; a rerun writes nothing.
+// grant once; the retries are told on stderr; a rerun writes nothing. The
+// runs retry with no deadline (--deadline 0): under --time-scale 100 the
+// default 300 s is 3 s of wall clock, which a loaded machine's slow calls
+// can use up; how the deadline ends a resource is TestApplyMemberWait's
+// and the library's to test.
 func TestApplyThroughFaults(t *testing.T) {
 	t.Parallel() // its own fake-server process and files
 	fake := startFakeProc(t, "--fail-rate", "0.3", "--codes", "UNAVAILABLE,INTERNAL,DEADLINE_EXCEEDED", "--lost-answer-rate", "0.3", "--seed", "7")
@@ -552,6 +556,7 @@ func TestApplyThroughFaults(t *testing.T) {
 			ep = fake.restEP()
 			path = writeTemp(t, "faults.yaml", strings.ReplaceAll(b.String(), "projects/test-f", "projects/test-r"))
 		}
+		ep = append(ep, "--deadline", "0")
 		r := applyProc(t, "", append([]string{"apply", "-f", path, "--json"}, ep...)...)
 		if r.code != exitOK {
 			t.Fatalf("%s: exit %d:\n%s%s", transport, r.code, r.stdout, r.stderr)
