@@ -8,6 +8,10 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	grpccodes "google.golang.org/grpc/codes"
+
+	"github.com/iamretry/iamretry/iamtest"
 )
 
 // TestApplyDetailedExitcode, over both transports: --dry-run
@@ -91,19 +95,22 @@ func TestApplyDetailedExitcode(t *testing.T) {
 }
 
 // TestApplyDetailedExitcodeSignal: a signal during a plan ends it with 130
-// (SIGINT) or 143 (SIGTERM), whatever the plan found so far.
+// (SIGINT) or 143 (SIGTERM), whatever the plan found so far. The folder is
+// planned; the projects' reads meet an outage retried with no deadline, so
+// the plan cannot end before the signal, however late it comes.
 func TestApplyDetailedExitcodeSignal(t *testing.T) {
-	t.Parallel() // its own fake-server process and files
+	t.Parallel() // its own fake and files
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {
-			fake := startFakeProc(t, "--latency", "20ms")
+			fake := startFakeIn(t, nil)
+			fake.srv.SetOutage(iamtest.MethodProjectsGetIamPolicy, grpccodes.Unavailable)
 			var b strings.Builder
-			b.WriteString("resources:\n")
-			for i := range 200 {
+			b.WriteString("resources:\n  - {resource: folders/101, add: [{role: roles/viewer, member: \"user:a@example.com\"}]}\n")
+			for i := range 3 {
 				fmt.Fprintf(&b, "  - {resource: projects/test-d%d, add: [{role: roles/viewer, member: \"user:a@example.com\"}]}\n", i)
 			}
 			path := writeTemp(t, "sig.yaml", b.String())
-			cmd := exec.Command(builtBinary(t), append([]string{"apply", "-f", path, "--dry-run", "--detailed-exitcode", "--parallel", "1"}, fake.grpcEP()...)...)
+			cmd := exec.Command(builtBinary(t), append([]string{"apply", "-f", path, "--dry-run", "--detailed-exitcode", "--parallel", "1", "--deadline", "0"}, fake.grpcEP()...)...)
 			out := &syncBuffer{}
 			var errb bytes.Buffer
 			cmd.Stdout, cmd.Stderr = out, &errb
@@ -113,7 +120,7 @@ func TestApplyDetailedExitcodeSignal(t *testing.T) {
 			}
 			done := make(chan struct{})
 			go func() { cmd.Wait(); close(done) }()
-			if _, ok := out.waitLine("projects/test-d0: would change", done); !ok {
+			if _, ok := out.waitLine("folders/101: would change", done); !ok {
 				cmd.Process.Kill()
 				<-done
 				t.Fatalf("no plan:\n%s%s", out.String(), errb.String())

@@ -19,8 +19,10 @@ import (
 	"cloud.google.com/go/iam/admin/apiv1/adminpb"
 	"cloud.google.com/go/iam/apiv1/iampb"
 	"google.golang.org/grpc"
+	grpccodes "google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/iamretry/iamretry/iamtest"
 	"github.com/iamretry/iamretry/interceptor/policy"
 )
 
@@ -531,7 +533,11 @@ func TestApplyFailuresExit1(t *testing.T) {
 
 // TestApplyThroughFaults: with a third of the calls failing and a third of
 // the writes losing their answer, every resource converges (exit 0), each
-// grant once; the retries are told on stderr; a rerun writes nothing.
+// grant once; the retries are told on stderr; a rerun writes nothing. The
+// runs retry with no deadline (--deadline 0): under --time-scale 100 the
+// default 300 s is 3 s of wall clock, which a loaded machine's slow calls
+// can use up; how the deadline ends a resource is TestApplyMemberWait's
+// and the library's to test.
 func TestApplyThroughFaults(t *testing.T) {
 	t.Parallel() // its own fake-server process and files
 	fake := startFakeProc(t, "--fail-rate", "0.3", "--codes", "UNAVAILABLE,INTERNAL,DEADLINE_EXCEEDED", "--lost-answer-rate", "0.3", "--seed", "7")
@@ -550,6 +556,7 @@ func TestApplyThroughFaults(t *testing.T) {
 			ep = fake.restEP()
 			path = writeTemp(t, "faults.yaml", strings.ReplaceAll(b.String(), "projects/test-f", "projects/test-r"))
 		}
+		ep = append(ep, "--deadline", "0")
 		r := applyProc(t, "", append([]string{"apply", "-f", path, "--json"}, ep...)...)
 		if r.code != exitOK {
 			t.Fatalf("%s: exit %d:\n%s%s", transport, r.code, r.stdout, r.stderr)
@@ -583,20 +590,15 @@ func TestApplyThroughFaults(t *testing.T) {
 }
 
 // TestApplyWaitsForNewServiceAccount: a grant to a service account created
-// moments ago (the fake hides it for a while, as IAM does) is rerun within
-// the deadline and converges; with --retry-not-found=false it fails at
-// once with the server's error. The fake hides the account from its first
-// two reads (each refused grant is one), not for a time: how long the
-// processes take to start decides nothing.
+// moments ago (the fake hides it, as IAM does) is rerun within --member-wait
+// and converges (TestApplyMemberWait: what fails). The fake hides the
+// account from its first grant check, not for a span of time: how soon the
+// apply process gets to run is no part of the test.
 func TestApplyWaitsForNewServiceAccount(t *testing.T) {
-	t.Parallel() // its own fake-server process and files
-	fake := startFakeProc(t, "--propagation-reads", "2")
-	conn, err := grpc.NewClient(fake.grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	sa, err := adminpb.NewIAMClient(conn).CreateServiceAccount(context.Background(), &adminpb.CreateServiceAccountRequest{
+	t.Parallel() // its own fake and files
+	fake := startFakeIn(t, nil)
+	fake.srv.SetPropagationReads(1)
+	sa, err := adminpb.NewIAMClient(fake.srv.Conn()).CreateServiceAccount(context.Background(), &adminpb.CreateServiceAccountRequest{
 		Name: "projects/test-pipe", AccountId: "deployer", ServiceAccount: &adminpb.ServiceAccount{DisplayName: "deployer"}})
 	if err != nil {
 		t.Fatal(err)
@@ -608,26 +610,44 @@ func TestApplyWaitsForNewServiceAccount(t *testing.T) {
 	args := append([]string{"apply", "-f", path, "--json", "--member-wait", "10m"}, fake.grpcEP()...)
 	on := applyProc(t, "", args...)
 	ev := byResource(t, on.stdout)["projects/test-pipe"]
-	if on.code != exitOK || ev["outcome"] != "changed" || ev["attempts"].(float64) < 2 {
+	if on.code != exitOK || ev["outcome"] != "changed" || ev["attempts"] != 2.0 {
 		t.Errorf("default: exit %d:\n%s%s", on.code, on.stdout, on.stderr)
+	}
+	// The first grant was refused as IAM refuses it, the rerun landed.
+	var writes []string
+	for _, c := range fake.srv.Calls() {
+		if c.Method == iamtest.MethodProjectsSetIamPolicy {
+			writes = append(writes, c.Code.String())
+		}
+	}
+	if strings.Join(writes, " ") != "InvalidArgument OK" {
+		t.Errorf("SetIamPolicy calls answered %v; want the first refused, the second done", writes)
 	}
 }
 
 // TestApplySignals: SIGINT and SIGTERM stop a run: no new resource starts,
 // what was done is reported, the exit code is 130 or 143; a rerun
-// converges the rest, and every grant is there once.
+// converges the rest, and every grant is there once. The two folders
+// converge; the projects' reads meet an outage that lasts until the test
+// ends it, retried with no deadline (--deadline 0): the run cannot end
+// before the signal, however late the test gets to send it.
 func TestApplySignals(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {
-			fake := startFakeProc(t, "--latency", "30ms")
+			fake := startFakeIn(t, nil)
+			fake.srv.SetOutage(iamtest.MethodProjectsGetIamPolicy, grpccodes.Unavailable)
 			var b strings.Builder
 			b.WriteString("resources:\n")
 			const n = 20
-			for i := range n {
-				fmt.Fprintf(&b, "  - resource: projects/test-s%d\n    add: [{role: roles/viewer, member: \"user:a@example.com\"}, {role: roles/editor, member: \"user:b@example.com\"}]\n", i)
+			grants := "add: [{role: roles/viewer, member: \"user:a@example.com\"}, {role: roles/editor, member: \"user:b@example.com\"}]"
+			for _, f := range []string{"folders/101", "folders/102"} {
+				fmt.Fprintf(&b, "  - resource: %s\n    %s\n", f, grants)
+			}
+			for i := 2; i < n; i++ {
+				fmt.Fprintf(&b, "  - resource: projects/test-s%d\n    %s\n", i, grants)
 			}
 			path := writeTemp(t, "sig.yaml", b.String())
-			args := append([]string{"apply", "-f", path, "--parallel", "2"}, fake.grpcEP()...)
+			args := append([]string{"apply", "-f", path, "--parallel", "2", "--deadline", "0"}, fake.grpcEP()...)
 			cmd := exec.Command(builtBinary(t), args...)
 			out := &syncBuffer{}
 			var errb bytes.Buffer
@@ -638,10 +658,12 @@ func TestApplySignals(t *testing.T) {
 			}
 			done := make(chan struct{})
 			go func() { cmd.Wait(); close(done) }()
-			if _, ok := out.waitLine("projects/test-s1: changed", done); !ok {
-				cmd.Process.Kill()
-				<-done
-				t.Fatalf("no resource converged:\n%s%s", out.String(), errb.String())
+			for _, f := range []string{"folders/101", "folders/102"} {
+				if _, ok := out.waitLine(f+": changed", done); !ok {
+					cmd.Process.Kill()
+					<-done
+					t.Fatalf("%s did not converge:\n%s%s", f, out.String(), errb.String())
+				}
 			}
 			cmd.Process.Signal(sig)
 			select {
@@ -659,15 +681,19 @@ func TestApplySignals(t *testing.T) {
 			if !strings.Contains(out.String(), "stopped by "+name+": ") || !strings.Contains(out.String(), "not started; run the same command again") {
 				t.Errorf("no report of what was done:\n%s", out.String())
 			}
+			fake.srv.ClearOutage(iamtest.MethodProjectsGetIamPolicy)
 			rerun := applyProc(t, "", append(args, "--json")...)
 			s := applySummaryOf(t, rerun.stdout)
-			if rerun.code != exitOK || s["ok"] != true || s["changed"].(float64) == 0 || s["unchanged"].(float64) == 0 || s["changed"].(float64)+s["unchanged"].(float64) != n {
+			if rerun.code != exitOK || s["ok"] != true || s["changed"] != float64(n-2) || s["unchanged"] != 2.0 {
 				t.Errorf("rerun: exit %d, summary %v", rerun.code, s)
 			}
 			for i := range n {
-				p := fake.policyOf(t, fmt.Sprintf("projects/test-s%d", i))
-				if len(p.GetBindings()) != 2 {
-					t.Errorf("projects/test-s%d: %v", i, p.GetBindings())
+				res := fmt.Sprintf("projects/test-s%d", i)
+				if i < 2 {
+					res = fmt.Sprintf("folders/10%d", i+1)
+				}
+				if p := fake.srv.Policy(res); len(p.GetBindings()) != 2 || len(p.GetBindings()[0].GetMembers()) != 1 || len(p.GetBindings()[1].GetMembers()) != 1 {
+					t.Errorf("%s: %v", res, p.GetBindings())
 				}
 			}
 		})

@@ -49,9 +49,24 @@ func startSeededFake(t *testing.T, set func(f *fakeServerFlags)) *fakeRun {
 	if err := os.WriteFile(path, []byte(seedYAML), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	f := &fakeServerFlags{listen: "127.0.0.1:0", restListen: "127.0.0.1:0", codes: "UNAVAILABLE", seed: 1, seedFile: path, timeScale: 1,
+	return startFakeIn(t, func(f *fakeServerFlags) {
+		f.seedFile = path
+		set(f)
+	})
+}
+
+// startFakeIn starts fake-server in process (startFakeServer, as the
+// command does) with flags of the test's (set may be nil), on free loopback
+// ports, and stops it when the test ends. A test that must decide when the
+// fake misbehaves, rather than leave it to the wall clock, flips run.srv's
+// controls while a child process (the built binary) calls it.
+func startFakeIn(t *testing.T, set func(f *fakeServerFlags)) *fakeRun {
+	t.Helper()
+	f := &fakeServerFlags{listen: "127.0.0.1:0", restListen: "127.0.0.1:0", codes: "UNAVAILABLE", seed: 1, timeScale: 1,
 		methodFail: methodRates{flagName: "method-fail-rate"}, methodLost: methodRates{flagName: "method-lost-answer-rate"}}
-	set(f)
+	if set != nil {
+		set(f)
+	}
 	if err := f.validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -66,6 +81,11 @@ func startSeededFake(t *testing.T, set func(f *fakeServerFlags)) *fakeRun {
 		}
 	})
 	return run
+}
+
+// grpcEP is the apply flags that point at the fake's gRPC face.
+func (r *fakeRun) grpcEP() []string {
+	return []string{"--endpoint", r.addr, "--insecure", "--time-scale", "100"}
 }
 
 // TestFakeServerSeedStrictAndMethodRates: a seeded, strict fake-server

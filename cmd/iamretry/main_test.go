@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"go.uber.org/goleak"
 
@@ -69,15 +68,20 @@ func golden(t *testing.T, name, got string) {
 }
 
 // syncBuffer is a bytes.Buffer safe for a writer and a reader on different
-// goroutines.
+// goroutines; waitLine wakes on each write.
 type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	written chan struct{} // closed (and replaced) by each Write
 }
 
 func (b *syncBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.written != nil {
+		close(b.written)
+		b.written = nil
+	}
 	return b.buf.Write(p)
 }
 
@@ -88,22 +92,31 @@ func (b *syncBuffer) String() string {
 }
 
 // waitLine waits until a whole line starting with prefix was written and
-// returns the rest of it; it gives up when done is closed or after 10 s.
+// returns the rest of it; it gives up when done is closed (the writer
+// ended) without such a line. It has no timeout of its own: a writer that
+// hangs is the test binary's -timeout's to report, not a race with the
+// wall clock that a loaded machine loses.
 func (b *syncBuffer) waitLine(prefix string, done <-chan struct{}) (string, bool) {
-	timeout := time.After(10 * time.Second)
-	for {
-		s := b.String()
+	for ended := false; ; {
+		b.mu.Lock()
+		s := b.buf.String()
+		if b.written == nil {
+			b.written = make(chan struct{})
+		}
+		written := b.written
+		b.mu.Unlock()
 		for _, line := range strings.SplitAfter(s, "\n") {
 			if rest, ok := strings.CutPrefix(line, prefix); ok && strings.HasSuffix(rest, "\n") {
 				return strings.TrimSuffix(rest, "\n"), true
 			}
 		}
+		if ended {
+			return "", false // the writer ended, and all it wrote was read
+		}
 		select {
+		case <-written:
 		case <-done:
-			return "", false
-		case <-timeout:
-			return "", false
-		case <-time.After(5 * time.Millisecond):
+			ended = true // look once more at what it wrote before it ended
 		}
 	}
 }

@@ -32,6 +32,11 @@ func startFakeOut(t *testing.T, flags ...string) (string, *syncBuffer) {
 		code = run(ctx, append([]string{"fake-server", "--listen", "127.0.0.1:0"}, flags...), out, &errb)
 	}()
 	addr, ok := out.waitLine("fake IAM server listening on ", done)
+	if ok {
+		// The banner is written line by line while the server already
+		// serves: read it whole before looking into it.
+		_, ok = out.waitLine("Stop with Ctrl-C.", done)
+	}
 	if !ok {
 		cancel()
 		<-done
