@@ -674,3 +674,33 @@ func (s *Server) SeedDenyPolicy(name string, p *iamv2pb.Policy) *iamv2pb.Policy 
 	}
 	return stored
 }
+
+// denyOpOf returns the operation a deny write (method) answered, nil for
+// any other call.
+func (s *Server) denyOpOf(method Method, resp any) *denyOp {
+	lro, ok := resp.(*longrunningpb.Operation)
+	if !ok || method != MethodCreatePolicy && method != MethodUpdatePolicy && method != MethodDeletePolicy {
+		return nil
+	}
+	ds := s.deny
+	ds.mu.Lock()
+	defer ds.mu.Unlock()
+	return ds.ops[lro.GetName()]
+}
+
+// resolveDenyApplied sets the Applied of each deny write in calls from its
+// operation: true only once the operation completed without error (the
+// operations due by now are completed first).
+func (s *Server) resolveDenyApplied(calls []Call) {
+	if !slices.ContainsFunc(calls, func(c Call) bool { return c.op != nil }) {
+		return
+	}
+	_, unlock := s.lockDeny()
+	defer unlock()
+	for i := range calls {
+		if op := calls[i].op; op != nil {
+			calls[i].Applied = calls[i].Applied && op.done != nil && op.done.GetError() == nil
+			calls[i].op = nil
+		}
+	}
+}

@@ -1,10 +1,16 @@
 package iamtest_test
 
 import (
+	"context"
 	"strings"
 	"testing"
+	"time"
 
+	iamv2 "cloud.google.com/go/iam/apiv2"
 	iamv2pb "cloud.google.com/go/iam/apiv2/iampb"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/iamretry/iamretry/iamtest"
 )
@@ -35,6 +41,77 @@ func TestDenySlashPrincipals(t *testing.T) {
 		for i, p := range principals {
 			if d := got.GetRules()[i].GetDenyRule(); d.GetDeniedPrincipals()[0] != p || d.GetExceptionPrincipals()[0] != p {
 				t.Errorf("%s: rule %d stored %v, want %s", face, i, d, p)
+			}
+		}
+	}
+}
+
+// applied is how many logged calls to m were Applied.
+func applied(srv *iamtest.Server, m iamtest.Method) int {
+	n := 0
+	for _, c := range srv.Calls() {
+		if c.Method == m && c.Applied {
+			n++
+		}
+	}
+	return n
+}
+
+// TestDenyAppliedFollowsOperation: a deny write's change is made by its
+// long-running operation (google/iam/v2/policy.proto: UpdatePolicy
+// "Updates the specified policy" and returns a google.longrunning.Operation
+// whose error is the write's), so Call.Applied is true only once the
+// operation completed without error: not while it is pending, not when it
+// failed (overtaken, or a stale etag answered in the operation).
+func TestDenyAppliedFollowsOperation(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, face := range []string{"gRPC", "REST"} {
+		clock := iamtest.NewVirtualClock(time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC))
+		srv := iamtest.NewServer(t, iamtest.WithClock(clock))
+		c := denyFaces(t, srv)[face]
+		p := createDeny(t, c, "guard", denyRule("principalSet://goog/public:all", "iam.googleapis.com/roles.delete"))
+		if n := applied(srv, iamtest.MethodCreatePolicy); n != 1 {
+			t.Fatalf("%s: %d CreatePolicy calls applied, want 1", face, n)
+		}
+
+		srv.SetDenyOperationDelay(10 * time.Second)
+		var ops []*iamv2.UpdatePolicyOperation
+		for _, dn := range []string{"first", "second"} {
+			next := proto.Clone(p).(*iamv2pb.Policy)
+			next.DisplayName = dn
+			op, err := c.UpdatePolicy(ctx, &iamv2pb.UpdatePolicyRequest{Policy: next})
+			if err != nil {
+				t.Fatalf("%s: UpdatePolicy %s: %v", face, dn, err)
+			}
+			ops = append(ops, op)
+		}
+		if n := applied(srv, iamtest.MethodUpdatePolicy); n != 0 {
+			t.Fatalf("%s: %d UpdatePolicy calls applied while their operations are pending, want 0", face, n)
+		}
+		clock.Advance(10 * time.Second)
+		if _, err := ops[1].Wait(ctx, noRetry); status.Code(err) != codes.Aborted {
+			t.Fatalf("%s: second, overtaken: %v, want ABORTED", face, err)
+		}
+		if n := applied(srv, iamtest.MethodUpdatePolicy); n != 1 {
+			t.Fatalf("%s: %d UpdatePolicy calls applied for one change, want 1", face, n)
+		}
+
+		srv.SetDenyOperationDelay(0)
+		srv.SetDenyStaleEtagInOperation(true)
+		op, err := c.UpdatePolicy(ctx, &iamv2pb.UpdatePolicyRequest{Policy: p}) // p's etag is stale
+		if err != nil {
+			t.Fatalf("%s: UpdatePolicy with a stale etag: %v", face, err)
+		}
+		if _, err := op.Wait(ctx, noRetry); status.Code(err) != codes.Aborted {
+			t.Fatalf("%s: the operation: %v, want ABORTED", face, err)
+		}
+		if n := applied(srv, iamtest.MethodUpdatePolicy); n != 1 {
+			t.Fatalf("%s: %d UpdatePolicy calls applied, want 1 (the stale one failed in its operation)", face, n)
+		}
+		for _, call := range srv.Calls() {
+			if call.Method == iamtest.MethodGetOperation && !call.Applied && call.Code == codes.OK {
+				t.Fatalf("%s: a GetOperation answered OK is not Applied: %+v", face, call)
 			}
 		}
 	}
