@@ -8,6 +8,7 @@ import (
 
 	iamv2 "cloud.google.com/go/iam/apiv2"
 	iamv2pb "cloud.google.com/go/iam/apiv2/iampb"
+	"google.golang.org/api/iterator"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -114,5 +115,53 @@ func TestDenyAppliedFollowsOperation(t *testing.T) {
 				t.Fatalf("%s: a GetOperation answered OK is not Applied: %+v", face, call)
 			}
 		}
+	}
+}
+
+// TestDenyProjectByNumber: "For projects, requests can use the alphanumeric
+// or the numeric ID. Responses always contain the numeric ID."
+// (google/iam/v2/policy.proto, Policy.name). A project not registered gets
+// a number derived from its ID, the same on every server; every answer
+// (the operation's policy, GetPolicy, ListPolicies, the deleted policy)
+// names it so, and requests may use either form.
+func TestDenyProjectByNumber(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	srv := iamtest.NewServer(t)
+	num := srv.ProjectNumber("my-project")
+	if other := iamtest.NewServer(t).ProjectNumber("my-project"); other != num || len(num) != 12 {
+		t.Fatalf("ProjectNumber: %s and %s, want one 12-digit number", num, other)
+	}
+	if "policies/cloudresourcemanager.googleapis.com%2Fprojects%2F"+num+"/denypolicies" != denyParentByNumber {
+		t.Fatalf("my-project's number %s, want denyParentByNumber's", num)
+	}
+	for face, c := range denyFaces(t, srv) {
+		id := "numbered-" + strings.ToLower(face)
+		byNumber := denyParentByNumber + "/" + id
+		if p := createDeny(t, c, id, denyRule("principalSet://goog/public:all", "iam.googleapis.com/roles.list")); p.GetName() != byNumber {
+			t.Fatalf("%s: created %s, want %s", face, p.GetName(), byNumber)
+		}
+		for _, n := range []string{denyParent + "/" + id, byNumber} {
+			if got, err := c.GetPolicy(ctx, &iamv2pb.GetPolicyRequest{Name: n}); err != nil || got.GetName() != byNumber {
+				t.Fatalf("%s: GetPolicy(%s): %v, %v", face, n, got, err)
+			}
+		}
+		it := c.ListPolicies(ctx, &iamv2pb.ListPoliciesRequest{Parent: denyParent})
+		for p, err := it.Next(); err != iterator.Done; p, err = it.Next() {
+			if err != nil || !strings.HasPrefix(p.GetName(), denyParentByNumber+"/") {
+				t.Fatalf("%s: ListPolicies: %v, %v", face, p, err)
+			}
+		}
+		op, err := c.DeletePolicy(ctx, &iamv2pb.DeletePolicyRequest{Name: denyParent + "/" + id})
+		if err != nil {
+			t.Fatalf("%s: DeletePolicy: %v", face, err)
+		}
+		if gone, err := op.Wait(ctx, noRetry); err != nil || gone.GetName() != byNumber {
+			t.Fatalf("%s: the deleted policy: %v, %v", face, gone, err)
+		}
+	}
+	srv.RegisterProject("my-project", 4242)
+	if n := srv.ProjectNumber("my-project"); n != "4242" {
+		t.Fatalf("ProjectNumber of a registered project: %s, want 4242", n)
 	}
 }
