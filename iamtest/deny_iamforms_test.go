@@ -165,3 +165,28 @@ func TestDenyProjectByNumber(t *testing.T) {
 		t.Fatalf("ProjectNumber of a registered project: %s, want 4242", n)
 	}
 }
+
+// TestDenyPermissionGroups: the permission groups of
+// https://cloud.google.com/iam/docs/deny-overview#permission-groups,
+// SERVICE_FQDN/*.* and SERVICE_FQDN/RESOURCE.*, are accepted on both faces,
+// denied and excepted; other wildcards are refused INVALID_ARGUMENT.
+func TestDenyPermissionGroups(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	srv := iamtest.NewServer(t)
+	for face, c := range denyFaces(t, srv) {
+		r := denyRule("principalSet://goog/public:all", "iam.googleapis.com/*.*", "cloudresourcemanager.googleapis.com/projects.*")
+		r.GetDenyRule().ExceptionPermissions = []string{"iam.googleapis.com/roles.*"}
+		got := createDeny(t, c, "groups-"+strings.ToLower(face), r)
+		if !proto.Equal(got.GetRules()[0], r) {
+			t.Fatalf("%s: stored %v, want %v", face, got.GetRules()[0], r)
+		}
+		for _, bad := range []string{"iam.googleapis.com/*.delete", "iam.googleapis.com/*", "iam.googleapis.com/roles.del*", "*/*.*"} {
+			_, err := c.CreatePolicy(ctx, &iamv2pb.CreatePolicyRequest{Parent: denyParent, PolicyId: "bad",
+				Policy: &iamv2pb.Policy{Rules: []*iamv2pb.PolicyRule{denyRule("principalSet://goog/public:all", bad)}}})
+			if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "permission group") {
+				t.Errorf("%s: %s: %v, want INVALID_ARGUMENT naming the permission groups", face, bad, err)
+			}
+		}
+	}
+}

@@ -62,6 +62,16 @@ const (
 // the fake does not know which ones IAM supports in deny policies.
 var denyPermissionRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+/[A-Za-z][A-Za-z0-9]*(\.[A-Za-z][A-Za-z0-9]*)+$`)
 
+// denyPermissionGroupRE is a permission group: every permission of a
+// service, SERVICE_FQDN/*.*, or of one resource type, SERVICE_FQDN/RESOURCE.*
+// (such as iam.googleapis.com/roles.*), the two forms the "Permission
+// groups" section of https://cloud.google.com/iam/docs/deny-overview#permission-groups
+// lists. As for single permissions, the fake does not know which services
+// IAM supports them for: it accepts them for any service, in denied and
+// exception permissions alike. Any other wildcard (*.ACTION, roles.del*)
+// is refused.
+var denyPermissionGroupRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+/(\*\.\*|[A-Za-z][A-Za-z0-9]*(\.[A-Za-z][A-Za-z0-9]*)*\.\*)$`)
+
 // validDenyPrincipal reports whether p is one of denyPrincipalForms.
 func validDenyPrincipal(p string) bool {
 	for _, f := range denyPrincipalForms {
@@ -128,9 +138,9 @@ func validateDenyPolicy(p *iamv2pb.Policy) error {
 		for j, perms := range [][]string{d.GetDeniedPermissions(), d.GetExceptionPermissions()} {
 			field := [...]string{"denied_permissions", "exception_permissions"}[j]
 			for _, perm := range perms {
-				if !denyPermissionRE.MatchString(perm) {
+				if !denyPermissionRE.MatchString(perm) && !denyPermissionGroupRE.MatchString(perm) {
 					return status.Errorf(codes.InvalidArgument,
-						"invalid rules[%d].deny_rule.%s value %q: expected SERVICE_FQDN/RESOURCE.ACTION, such as iam.googleapis.com/roles.list", i, field, perm)
+						"invalid rules[%d].deny_rule.%s value %q: expected SERVICE_FQDN/RESOURCE.ACTION, such as iam.googleapis.com/roles.list, or a permission group, SERVICE_FQDN/RESOURCE.* or SERVICE_FQDN/*.*", i, field, perm)
 				}
 			}
 		}

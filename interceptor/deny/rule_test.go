@@ -76,6 +76,9 @@ var badPermissions = map[string]string{
 	"iam/roles.delete":                 "fully qualified domain name",
 	"IAM.googleapis.com/roles.delete":  "fully qualified domain name",
 	"iam.googleapis.com/*.delete":      "RESOURCE.ACTION",
+	"iam.googleapis.com/*":             "RESOURCE.ACTION",
+	"iam.googleapis.com/roles.del*":    "RESOURCE.ACTION",
+	"iam.googleapis.com/*.*.*":         "RESOURCE.ACTION",
 	"":                                 "SERVICE_FQDN/RESOURCE.ACTION",
 }
 
