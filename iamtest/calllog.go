@@ -24,8 +24,13 @@ type Call struct {
 	// and UNAVAILABLE). False when the call failed before acting (an
 	// injected fault before the method ran, or the fake's own refusal,
 	// which changes nothing). Counting the Applied calls of a write proves
-	// it landed exactly once.
+	// it landed exactly once. A deny policy write (CreatePolicy,
+	// UpdatePolicy, DeletePolicy) is Applied once its long-running
+	// operation has completed without error: false while it is pending
+	// (SetDenyOperationDelay) and when it failed (a stale etag, a limit).
 	Applied bool
+
+	op *denyOp // a deny write's operation, which decides Applied
 }
 
 // callLog is the thread-safe list of calls, in order of completion.
@@ -48,8 +53,10 @@ func (l *callLog) add(c Call) {
 // ListRoles.
 func (s *Server) Calls() []Call {
 	s.log.mu.Lock()
-	defer s.log.mu.Unlock()
-	return append([]Call(nil), s.log.calls...)
+	calls := append([]Call(nil), s.log.calls...)
+	s.log.mu.Unlock()
+	s.resolveDenyApplied(calls)
+	return calls
 }
 
 // CountCalls returns how many logged calls were made to m; AnyMethod counts

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"fmt"
+	"hash/fnv"
 	"maps"
 	"net/url"
 	"slices"
@@ -289,8 +290,8 @@ func (s *Server) attachmentPoint(enc string) (string, error) {
 	case !ok:
 		return "", status.Errorf(codes.InvalidArgument, "invalid attachment point %q: deny policies attach to projects, folders and organizations (%s...)", full, attachmentPrefix)
 	case kind == "projects" && (numeric || validProjectID(id)):
-		if n, ok := s.projectNumber(id); ok {
-			id = n
+		if !numeric {
+			id = s.projectNumber(id)
 		}
 	case (kind == "folders" || kind == "organizations") && numeric:
 	case kind == "folders" || kind == "organizations":
@@ -301,13 +302,39 @@ func (s *Server) attachmentPoint(enc string) (string, error) {
 	return url.PathEscape(attachmentPrefix + kind + "/" + id), nil
 }
 
-// projectNumber returns the number of a registered project ID.
-func (s *Server) projectNumber(id string) (string, bool) {
+// ProjectNumber returns the number the deny policies' answers name project
+// id by ("Responses always contain the numeric ID", google/iam/v2/policy.proto):
+// its registered number (RegisterProject, a seed file's number), else one
+// derived from the ID, the same in every run (12 digits, from the FNV-1a
+// hash of the ID). A request may name the project by either. It panics on
+// an ID that is not 6 to 30 lowercase letters, digits and hyphens.
+func (s *Server) ProjectNumber(id string) string {
+	if !validProjectID(id) {
+		panic(fmt.Sprintf("iamtest: ProjectNumber: invalid project ID %q: 6 to 30 lowercase letters, digits or hyphens, starting with a letter", id))
+	}
+	return s.projectNumber(id)
+}
+
+// projectNumber returns the number of a project ID: the registered one
+// (RegisterProject, a seed file's number), else one derived from the ID,
+// the same in every run: 12 digits, as IAM's project numbers are, from the
+// FNV-1a hash of the ID.
+func (s *Server) projectNumber(id string) string {
 	st := s.state
 	st.mu.Lock()
-	defer st.mu.Unlock()
 	n, ok := st.projects[id]
-	return n, ok
+	st.mu.Unlock()
+	if ok {
+		return n
+	}
+	return derivedProjectNumber(id)
+}
+
+// derivedProjectNumber is the number of an unregistered project ID.
+func derivedProjectNumber(id string) string {
+	h := fnv.New64a()
+	h.Write([]byte(id))
+	return strconv.FormatUint(100_000_000_000+h.Sum64()%900_000_000_000, 10)
 }
 
 // validDenyPolicyID applies policy.proto's rule for policy_id: "The ID must
@@ -673,4 +700,34 @@ func (s *Server) SeedDenyPolicy(name string, p *iamv2pb.Policy) *iamv2pb.Policy 
 		panic("iamtest: SeedDenyPolicy: " + err.Error())
 	}
 	return stored
+}
+
+// denyOpOf returns the operation a deny write (method) answered, nil for
+// any other call.
+func (s *Server) denyOpOf(method Method, resp any) *denyOp {
+	lro, ok := resp.(*longrunningpb.Operation)
+	if !ok || method != MethodCreatePolicy && method != MethodUpdatePolicy && method != MethodDeletePolicy {
+		return nil
+	}
+	ds := s.deny
+	ds.mu.Lock()
+	defer ds.mu.Unlock()
+	return ds.ops[lro.GetName()]
+}
+
+// resolveDenyApplied sets the Applied of each deny write in calls from its
+// operation: true only once the operation completed without error (the
+// operations due by now are completed first).
+func (s *Server) resolveDenyApplied(calls []Call) {
+	if !slices.ContainsFunc(calls, func(c Call) bool { return c.op != nil }) {
+		return
+	}
+	_, unlock := s.lockDeny()
+	defer unlock()
+	for i := range calls {
+		if op := calls[i].op; op != nil {
+			calls[i].Applied = calls[i].Applied && op.done != nil && op.done.GetError() == nil
+			calls[i].op = nil
+		}
+	}
 }

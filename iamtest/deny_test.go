@@ -31,6 +31,12 @@ import (
 // must be written as `%2F`").
 const denyParent = "policies/cloudresourcemanager.googleapis.com%2Fprojects%2Fmy-project/denypolicies"
 
+// denyParentByNumber is denyParent as answers name it: by the project's
+// number ("Responses always contain the numeric ID", policy.proto), which
+// the fake derives from the ID of a project not registered
+// (Server.ProjectNumber).
+const denyParentByNumber = "policies/cloudresourcemanager.googleapis.com%2Fprojects%2F642627587659/denypolicies"
+
 // denyRule denies perms to principal.
 func denyRule(principal string, perms ...string) *iamv2pb.PolicyRule {
 	return &iamv2pb.PolicyRule{Kind: &iamv2pb.PolicyRule_DenyRule{DenyRule: &iamv2pb.DenyRule{
@@ -90,7 +96,7 @@ func TestDenyPolicyLifecycle(t *testing.T) {
 
 			created := createDeny(t, c, "no-key-creation",
 				denyRule("principalSet://goog/group/admins@example.com", "iam.googleapis.com/serviceAccountKeys.create"))
-			name := denyParent + "/no-key-creation"
+			name := denyParentByNumber + "/no-key-creation"
 			if created.GetName() != name || created.GetKind() != "DenyPolicy" || created.GetEtag() == "" || created.GetUid() == "" || created.GetCreateTime() == nil {
 				t.Fatalf("created %v: want name %s, kind DenyPolicy, an etag, a uid and a create_time", created, name)
 			}
@@ -220,7 +226,7 @@ func TestDenyOperationDelayVirtualClock(t *testing.T) {
 			if n := srv.CountCalls(iamtest.MethodGetOperation); n != 2 {
 				t.Errorf("%d GetOperation calls, want 2 (the Poll and the Wait)", n)
 			}
-			if p, err := cop.Wait(ctx, noRetry); err != nil || p.GetName() != denyParent+"/pending" {
+			if p, err := cop.Wait(ctx, noRetry); err != nil || p.GetName() != denyParentByNumber+"/pending" {
 				t.Errorf("the pending create: %v, %v", p, err)
 			}
 		})
@@ -252,7 +258,7 @@ func TestDenyOperationWaitSynctest(t *testing.T) {
 			t.Fatal(err)
 		}
 		p, err := op.Wait(ctx, noRetry)
-		if err != nil || p.GetName() != denyParent+"/slow" {
+		if err != nil || p.GetName() != denyParentByNumber+"/slow" {
 			t.Fatalf("Wait: %v, %v", p, err)
 		}
 		if d := time.Since(start); d < 30*time.Second || d > 2*time.Minute {
@@ -556,7 +562,7 @@ func TestDenyDiscoveryClient(t *testing.T) {
 	}
 	name := denyParent + "/via-discovery"
 	p, err := svc.Policies.Get(name).Context(ctx).Do()
-	if err != nil || p.Name != name {
+	if err != nil || p.Name != denyParentByNumber+"/via-discovery" {
 		t.Fatalf("Get: %v, %v", p, err)
 	}
 	polled, err := svc.Policies.Operations.Get(op.Name).Context(ctx).Do()

@@ -28,25 +28,31 @@ var denyPrincipalForms = []struct {
 	{"principalSet://goog/group/GROUP_EMAIL", regexp.MustCompile(`^principalSet://goog/group/` + emailRE + `$`)},
 	{"principal://iam.googleapis.com/projects/-/serviceAccounts/SA_EMAIL", regexp.MustCompile(`^principal://iam\.googleapis\.com/projects/-/serviceAccounts/` + emailRE + `$`)},
 	{"principalSet://goog/cloudIdentityCustomerId/CUSTOMER_ID", regexp.MustCompile(`^principalSet://goog/cloudIdentityCustomerId/[A-Za-z0-9]+$`)},
-	{"principal://iam.googleapis.com/locations/global/workforcePools/POOL/subject/VALUE", regexp.MustCompile(`^principal://iam\.googleapis\.com/locations/global/workforcePools/` + poolRE + `/subject/` + valueRE + `$`)},
+	{"principal://iam.googleapis.com/locations/global/workforcePools/POOL/subject/VALUE", regexp.MustCompile(`^principal://iam\.googleapis\.com/locations/global/workforcePools/` + poolRE + `/subject/` + subjectRE + `$`)},
 	{"principalSet://iam.googleapis.com/locations/global/workforcePools/POOL/group/GROUP", regexp.MustCompile(`^principalSet://iam\.googleapis\.com/locations/global/workforcePools/` + poolRE + `/group/` + valueRE + `$`)},
-	{"principalSet://iam.googleapis.com/locations/global/workforcePools/POOL/attribute.NAME/VALUE", regexp.MustCompile(`^principalSet://iam\.googleapis\.com/locations/global/workforcePools/` + poolRE + `/attribute\.[A-Za-z0-9_]+/` + valueRE + `$`)},
+	{"principalSet://iam.googleapis.com/locations/global/workforcePools/POOL/attribute.NAME/VALUE", regexp.MustCompile(`^principalSet://iam\.googleapis\.com/locations/global/workforcePools/` + poolRE + `/attribute\.[A-Za-z0-9_]+/` + subjectRE + `$`)},
 	{"principalSet://iam.googleapis.com/locations/global/workforcePools/POOL/*", regexp.MustCompile(`^principalSet://iam\.googleapis\.com/locations/global/workforcePools/` + poolRE + `/\*$`)},
-	{"principal://iam.googleapis.com/projects/NUMBER/locations/global/workloadIdentityPools/POOL/subject/VALUE", regexp.MustCompile(`^principal://iam\.googleapis\.com/projects/[1-9][0-9]*/locations/global/workloadIdentityPools/` + poolRE + `/subject/` + valueRE + `$`)},
+	{"principal://iam.googleapis.com/projects/NUMBER/locations/global/workloadIdentityPools/POOL/subject/VALUE", regexp.MustCompile(`^principal://iam\.googleapis\.com/projects/[1-9][0-9]*/locations/global/workloadIdentityPools/` + poolRE + `/subject/` + subjectRE + `$`)},
 	{"principalSet://iam.googleapis.com/projects/NUMBER/locations/global/workloadIdentityPools/POOL/group/GROUP", regexp.MustCompile(`^principalSet://iam\.googleapis\.com/projects/[1-9][0-9]*/locations/global/workloadIdentityPools/` + poolRE + `/group/` + valueRE + `$`)},
-	{"principalSet://iam.googleapis.com/projects/NUMBER/locations/global/workloadIdentityPools/POOL/attribute.NAME/VALUE", regexp.MustCompile(`^principalSet://iam\.googleapis\.com/projects/[1-9][0-9]*/locations/global/workloadIdentityPools/` + poolRE + `/attribute\.[A-Za-z0-9_]+/` + valueRE + `$`)},
+	{"principalSet://iam.googleapis.com/projects/NUMBER/locations/global/workloadIdentityPools/POOL/attribute.NAME/VALUE", regexp.MustCompile(`^principalSet://iam\.googleapis\.com/projects/[1-9][0-9]*/locations/global/workloadIdentityPools/` + poolRE + `/attribute\.[A-Za-z0-9_]+/` + subjectRE + `$`)},
 	{"principalSet://iam.googleapis.com/projects/NUMBER/locations/global/workloadIdentityPools/POOL/*", regexp.MustCompile(`^principalSet://iam\.googleapis\.com/projects/[1-9][0-9]*/locations/global/workloadIdentityPools/` + poolRE + `/\*$`)},
 	{"principalSet://cloudresourcemanager.googleapis.com/{projects|folders|organizations}/NUMBER/type/{ServiceAccount|ServiceAgent}", regexp.MustCompile(`^principalSet://cloudresourcemanager\.googleapis\.com/(projects|folders|organizations)/[1-9][0-9]*/type/(ServiceAccount|ServiceAgent)$`)},
 	{"deleted:principal://goog/subject/EMAIL?uid=UID", regexp.MustCompile(`^deleted:principal://goog/subject/` + emailRE + `\?uid=[0-9]+$`)},
 	{"deleted:principalSet://goog/group/GROUP_EMAIL?uid=UID", regexp.MustCompile(`^deleted:principalSet://goog/group/` + emailRE + `\?uid=[0-9]+$`)},
 	{"deleted:principal://iam.googleapis.com/projects/-/serviceAccounts/SA_EMAIL?uid=UID", regexp.MustCompile(`^deleted:principal://iam\.googleapis\.com/projects/-/serviceAccounts/` + emailRE + `\?uid=[0-9]+$`)},
-	{"deleted:principal://iam.googleapis.com/locations/global/workforcePools/POOL/subject/VALUE", regexp.MustCompile(`^deleted:principal://iam\.googleapis\.com/locations/global/workforcePools/` + poolRE + `/subject/` + valueRE + `$`)},
+	{"deleted:principal://iam.googleapis.com/locations/global/workforcePools/POOL/subject/VALUE", regexp.MustCompile(`^deleted:principal://iam\.googleapis\.com/locations/global/workforcePools/` + poolRE + `/subject/` + subjectRE + `$`)},
 }
 
 const (
 	emailRE = `[^@/\s?]+@[^@/\s?]+\.[^@/\s?]+`
 	poolRE  = `[a-z0-9][a-z0-9-]*`
 	valueRE = `[^/\s]+`
+	// subjectRE is a subject or attribute value, which may hold "/": the
+	// values Workload Identity Federation maps from a token, such as GitHub's
+	// repo:my-org/my-repo:ref:refs/heads/main subject and my-org/my-repo
+	// repository (https://cloud.google.com/iam/docs/workload-identity-federation-with-deployment-pipelines,
+	// https://cloud.google.com/iam/docs/principal-identifiers).
+	subjectRE = `[^\s]+`
 )
 
 // denyPermissionRE is the v2 permission form SERVICE_FQDN/RESOURCE.ACTION
@@ -55,6 +61,16 @@ const (
 // iam.googleapis.com/roles.list. Any well-formed permission is accepted:
 // the fake does not know which ones IAM supports in deny policies.
 var denyPermissionRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+/[A-Za-z][A-Za-z0-9]*(\.[A-Za-z][A-Za-z0-9]*)+$`)
+
+// denyPermissionGroupRE is a permission group: every permission of a
+// service, SERVICE_FQDN/*.*, or of one resource type, SERVICE_FQDN/RESOURCE.*
+// (such as iam.googleapis.com/roles.*), the two forms the "Permission
+// groups" section of https://cloud.google.com/iam/docs/deny-overview#permission-groups
+// lists. As for single permissions, the fake does not know which services
+// IAM supports them for: it accepts them for any service, in denied and
+// exception permissions alike. Any other wildcard (*.ACTION, roles.del*)
+// is refused.
+var denyPermissionGroupRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+/(\*\.\*|[A-Za-z][A-Za-z0-9]*(\.[A-Za-z][A-Za-z0-9]*)*\.\*)$`)
 
 // validDenyPrincipal reports whether p is one of denyPrincipalForms.
 func validDenyPrincipal(p string) bool {
@@ -122,9 +138,9 @@ func validateDenyPolicy(p *iamv2pb.Policy) error {
 		for j, perms := range [][]string{d.GetDeniedPermissions(), d.GetExceptionPermissions()} {
 			field := [...]string{"denied_permissions", "exception_permissions"}[j]
 			for _, perm := range perms {
-				if !denyPermissionRE.MatchString(perm) {
+				if !denyPermissionRE.MatchString(perm) && !denyPermissionGroupRE.MatchString(perm) {
 					return status.Errorf(codes.InvalidArgument,
-						"invalid rules[%d].deny_rule.%s value %q: expected SERVICE_FQDN/RESOURCE.ACTION, such as iam.googleapis.com/roles.list", i, field, perm)
+						"invalid rules[%d].deny_rule.%s value %q: expected SERVICE_FQDN/RESOURCE.ACTION, such as iam.googleapis.com/roles.list, or a permission group, SERVICE_FQDN/RESOURCE.* or SERVICE_FQDN/*.*", i, field, perm)
 				}
 			}
 		}

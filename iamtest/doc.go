@@ -59,7 +59,8 @@
 // answers. The call log (Calls, CountCalls, ResetCalls) records every call
 // with its method, resource, code, whether the answer was injected and
 // whether the server acted (Applied: a write whose answer was lost is logged Injected
-// and Applied, so "landed exactly once" can be proved from the log).
+// and Applied, so "landed exactly once" can be proved from the log; a deny
+// write is Applied once its long-running operation succeeded).
 //
 // # Data and fidelity
 //
@@ -195,18 +196,24 @@
 // As policy.proto documents: every write moves the etag; UpdatePolicy with a
 // stale etag, and DeletePolicy with one, fail ABORTED (409); DeletePolicy
 // without an etag deletes whatever the etag; ListPolicies answers the
-// policies without their rules; a registered project (RegisterProject) is
-// answered by number. Rules are checked against deny.proto's principal forms
+// policies without their rules; every answer names a project by number
+// ("Responses always contain the numeric ID"): its registered number
+// (RegisterProject, a seed file's number), else one derived from its ID, the
+// same in every run (ProjectNumber tells it); requests may use either.
+// Rules are checked against deny.proto's principal forms
 // (principal://goog/subject/EMAIL, principalSet://goog/group/EMAIL,
-// principalSet://goog/public:all, never an exception, ...) and the v2
-// permission form SERVICE_FQDN/RESOURCE.ACTION, a denial condition may call
+// principalSet://goog/public:all, never an exception, subject and attribute
+// values that may hold "/", ...) and the v2 permission form
+// SERVICE_FQDN/RESOURCE.ACTION or a permission group (SERVICE_FQDN/*.*,
+// SERVICE_FQDN/RESOURCE.*), a denial condition may call
 // only the resource tag functions (resource.matchTag, ...); an attachment
 // point holds up to 500 deny policies and 500 deny rules in all
 // (https://cloud.google.com/iam/docs/deny-overview). CreatePolicy, UpdatePolicy
 // and DeletePolicy return long-running operations, polled with
 // google.longrunning.Operations GetOperation (MethodGetOperation; GET
 // /v2/{name=policies/*/*/*/operations/*}); the write takes effect when its
-// operation completes. The deny controls, with their defaults:
+// operation completes, and the call is logged Applied only then, if it
+// succeeded. The deny controls, with their defaults:
 //
 //   - SetDenyOperationDelay (0: operations complete within their call);
 //   - SetDenyStaleEtagInOperation (off: a stale etag fails the call);

@@ -51,7 +51,7 @@ func Example_denyPolicies() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println("created:", p.GetName())
+	fmt.Println("created:", p.GetName()) // the project by number, as IAM answers it
 
 	srv.SetDenyOperationDelay(0)
 	update := func(p *iamv2pb.Policy) error {
@@ -68,7 +68,7 @@ func Example_denyPolicies() {
 	fmt.Println("stored:", srv.DenyPolicy(p.GetName()).GetDisplayName())
 	// Output:
 	// done at once: false
-	// created: policies/cloudresourcemanager.googleapis.com%2Fprojects%2Fmy-project/denypolicies/no-role-deletion
+	// created: policies/cloudresourcemanager.googleapis.com%2Fprojects%2F642627587659/denypolicies/no-role-deletion
 	// update with the etag read: <nil>
 	// again with that etag: true
 	// stored: guardrails

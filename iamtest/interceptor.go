@@ -55,6 +55,7 @@ func (s *Server) intercept(ctx context.Context, req any, info *grpc.UnaryServerI
 	}
 	resp, err = handler(ctx, req)
 	call.Applied = err == nil
+	call.op = s.denyOpOf(method, resp)
 	if err == nil && s.faults.loseAnswer(method) {
 		call.Injected = true
 		return nil, s.faults.injectedError(codes.Unavailable, nil, name, call.Resource, "lost answer for "+name+" (the call was applied)", iamMessages)

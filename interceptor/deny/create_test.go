@@ -97,8 +97,8 @@ func TestConcurrentCreates(t *testing.T) {
 						t.Errorf("rule %d in the policy %d times", i, c)
 					}
 				}
-				if c := e.applied(iamtest.MethodCreatePolicy); c < 1 {
-					t.Errorf("%d creates applied", c)
+				if c := e.applied(iamtest.MethodCreatePolicy); c != 1 {
+					t.Errorf("%d creates applied, want 1", c)
 				}
 				refused := 0
 				for _, c := range e.srv.Calls() {

@@ -112,9 +112,12 @@ func ExampleCreateIfAbsent() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(p.GetName() == name, len(p.GetRules()), srv.CountCalls(iamtest.MethodCreatePolicy))
+	// The answer names the project by number, as IAM's answers do.
+	fmt.Println(p.GetName())
+	fmt.Println(len(p.GetRules()), srv.CountCalls(iamtest.MethodCreatePolicy))
 	// Output:
-	// true 1 1
+	// policies/cloudresourcemanager.googleapis.com%2Fprojects%2F642627587659/denypolicies/new-policy
+	// 1 1
 }
 
 // Malformed rules are refused before any call, naming each bad value; an

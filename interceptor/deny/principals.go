@@ -246,7 +246,9 @@ func quote(s string) string { return "\"" + s + "\"" }
 
 // checkPermission returns why p is not a permission in IAM v2's form
 // SERVICE_FQDN/RESOURCE.ACTION (deny.proto: "{service_fqdn}/{resource}.{verb}",
-// such as iam.googleapis.com/roles.list), or "".
+// such as iam.googleapis.com/roles.list) nor a permission group,
+// SERVICE_FQDN/RESOURCE.* or SERVICE_FQDN/*.*
+// (https://cloud.google.com/iam/docs/deny-overview#permission-groups), or "".
 func checkPermission(p string) string {
 	service, rest, ok := strings.Cut(p, "/")
 	if !ok {
@@ -264,9 +266,15 @@ func checkPermission(p string) string {
 			return "the service must be a fully qualified domain name, such as iam.googleapis.com"
 		}
 	}
+	if rest == "*.*" {
+		return "" // a permission group: all of the service's permissions
+	}
 	parts := strings.Split(rest, ".")
 	if len(parts) < 2 {
 		return "after the service comes RESOURCE.ACTION, such as roles.list"
+	}
+	if parts[len(parts)-1] == "*" {
+		parts = parts[:len(parts)-1] // a permission group: all of a resource type's permissions
 	}
 	for _, s := range parts {
 		if s == "" || !isLetter(s[0]) || strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") != "" {

@@ -35,7 +35,8 @@ type Rule struct {
 	// ExceptionPrincipals are exempt from the rule; any form but PublicAll.
 	ExceptionPrincipals []string
 	// DeniedPermissions are the permissions denied, each
-	// SERVICE_FQDN/RESOURCE.ACTION (iam.googleapis.com/roles.delete).
+	// SERVICE_FQDN/RESOURCE.ACTION (iam.googleapis.com/roles.delete) or a
+	// permission group (iam.googleapis.com/roles.*, iam.googleapis.com/*.*).
 	// Required.
 	DeniedPermissions []string
 	// ExceptionPermissions are left out of DeniedPermissions, in the same

@@ -2,9 +2,6 @@ package deny_test
 
 import (
 	"context"
-
-	iampb "cloud.google.com/go/iam/apiv2/iampb"
-	gax "github.com/googleapis/gax-go/v2"
 	"strings"
 	"testing"
 
@@ -41,9 +38,7 @@ var goodPrincipals = []string{
 }
 
 // slashPrincipals are documented forms whose value holds "/": Workload
-// Identity Federation as GitHub Actions uses it. (The fake refuses them
-// still; its own issue fixes that: TestSlashPrincipalsAccepted stops at a
-// Client of its own.)
+// Identity Federation as GitHub Actions uses it.
 var slashPrincipals = []string{
 	"principalSet://iam.googleapis.com/projects/123456789012/locations/global/workloadIdentityPools/github/attribute.repository/my-org/my-repo",
 	"principal://iam.googleapis.com/projects/123456789012/locations/global/workloadIdentityPools/github/subject/repo:my-org/my-repo:ref:refs/heads/main",
@@ -81,6 +76,9 @@ var badPermissions = map[string]string{
 	"iam/roles.delete":                 "fully qualified domain name",
 	"IAM.googleapis.com/roles.delete":  "fully qualified domain name",
 	"iam.googleapis.com/*.delete":      "RESOURCE.ACTION",
+	"iam.googleapis.com/*":             "RESOURCE.ACTION",
+	"iam.googleapis.com/roles.del*":    "RESOURCE.ACTION",
+	"iam.googleapis.com/*.*.*":         "RESOURCE.ACTION",
 	"":                                 "SERVICE_FQDN/RESOURCE.ACTION",
 }
 
@@ -202,32 +200,29 @@ func TestNewUpdaterRefuses(t *testing.T) {
 	}
 }
 
-// readFailsClient is a Client whose GetPolicy fails NOT_FOUND: an Update
-// that reaches it got past the checks made before any call.
-type readFailsClient struct{ deny.Client }
-
-func (readFailsClient) GetPolicy(context.Context, *iampb.GetPolicyRequest, ...gax.CallOption) (*iampb.Policy, error) {
-	return nil, status.Error(grpccodes.NotFound, "stub: no policy")
-}
-
-// TestSlashPrincipalsAccepted: principals whose value holds "/" pass the
-// checks made before any call, as denied and exception principals, in
-// AddRule and RemoveRule alike.
+// TestSlashPrincipalsAccepted: principals whose value holds "/" (the
+// subject and attribute values of Workload and Workforce Identity
+// Federation, https://cloud.google.com/iam/docs/principal-identifiers) go
+// through the Updater and the fake on both faces, as denied and exception
+// principals, in AddRule and RemoveRule alike.
 func TestSlashPrincipalsAccepted(t *testing.T) {
 	t.Parallel()
-	r, err := interceptor.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	u, err := deny.NewUpdater(readFailsClient{}, r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range slashPrincipals {
-		rule := deny.Rule{DeniedPrincipals: []string{p}, ExceptionPrincipals: []string{p}, DeniedPermissions: []string{"iam.googleapis.com/roles.delete"}}
-		for _, c := range []deny.Change{deny.AddRule(rule), deny.RemoveRule(rule)} {
-			if _, err := u.Update(context.Background(), policyName, c); status.Code(err) != grpccodes.NotFound {
-				t.Errorf("%s: %v, want the read's NOT_FOUND (the principal accepted)", p, err)
+	for _, tr := range transports {
+		e := newEnv(t, tr, nil)
+		e.seed(rule(0))
+		for _, p := range slashPrincipals {
+			r := deny.Rule{DeniedPrincipals: []string{p}, ExceptionPrincipals: []string{p}, DeniedPermissions: []string{"iam.googleapis.com/roles.delete"}}
+			if _, err := e.u.Update(context.Background(), policyName, deny.AddRule(r)); err != nil {
+				t.Fatalf("%s: AddRule(%s): %v", tr, p, err)
+			}
+			if n := e.count(r); n != 1 {
+				t.Fatalf("%s: %s: %d rules stored, want 1", tr, p, n)
+			}
+			if _, err := e.u.Update(context.Background(), policyName, deny.RemoveRule(r)); err != nil {
+				t.Fatalf("%s: RemoveRule(%s): %v", tr, p, err)
+			}
+			if n := e.count(r); n != 0 {
+				t.Fatalf("%s: %s: %d rules left, want 0", tr, p, n)
 			}
 		}
 	}

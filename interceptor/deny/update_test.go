@@ -166,6 +166,11 @@ func TestStaleEtagInOperation(t *testing.T) {
 				if e.count(rule(1)) != 1 || e.count(rule(0)) != 1 {
 					t.Fatal("a change was lost or doubled")
 				}
+				// Two UpdatePolicy calls, one applied: the first one's
+				// operation failed (iamtest's Call.Applied follows it).
+				if n, a := e.srv.CountCalls(iamtest.MethodUpdatePolicy), e.applied(iamtest.MethodUpdatePolicy); n != 2 || a != 1 {
+					t.Fatalf("%d UpdatePolicy calls, %d applied; want 2, 1", n, a)
+				}
 				e.mu.Lock()
 				defer e.mu.Unlock()
 				if len(e.attempts) == 0 || e.attempts[0].Class != codes.Conflict || status.Code(e.attempts[0].Err) != grpccodes.Aborted ||
