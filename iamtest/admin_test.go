@@ -142,6 +142,9 @@ func TestRoles_GetAndList(t *testing.T) {
 			t.Fatalf("GetRole(%s) = %v", name, r)
 		}
 	}
+	// A role the fake does not hold answers with no permissions
+	// (TestGetRoleAnyPredefinedName), NOT_FOUND under SetKnownRolesOnly.
+	f.srv.SetKnownRolesOnly(true)
 	_, err := f.admin.GetRole(ctx, &adminpb.GetRoleRequest{Name: "roles/nope"})
 	wantCode(t, err, codes.NotFound, "The role named roles/nope was not found.")
 

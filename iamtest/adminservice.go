@@ -84,14 +84,22 @@ func (a *adminService) GetServiceAccount(_ context.Context, req *adminpb.GetServ
 	return proto.Clone(acc.sa).(*adminpb.ServiceAccount), nil
 }
 
-// Default and largest page sizes of ListServiceAccounts and ListRoles.
-const (
-	defaultPageSize = 20
-	maxPageSize     = 100
+// Default and largest page sizes, as the page_size comments of
+// google/iam/admin/v1/iam.proto give them: ListServiceAccounts 20 and 100,
+// ListRoles and QueryGrantableRoles 300 and 1,000, QueryTestablePermissions
+// 100 and 1,000. A larger page_size is capped (AIP-158: "coerced to the
+// maximum"), not refused.
+var (
+	accountPages    = pageSizes{20, 100}
+	rolePages       = pageSizes{300, 1000}
+	permissionPages = pageSizes{100, 1000}
 )
 
+// pageSizes are a list method's default and largest page sizes.
+type pageSizes struct{ def, max int }
+
 // page cuts one page out of n items: the token is the decimal offset.
-func page(n int, size int32, token string) (from, to int, next string, err error) {
+func (ps pageSizes) page(n int, size int32, token string) (from, to int, next string, err error) {
 	if token != "" {
 		from, err = strconv.Atoi(token)
 		if err != nil || from < 0 || from > n {
@@ -103,9 +111,9 @@ func page(n int, size int32, token string) (from, to int, next string, err error
 	}
 	sz := int(size)
 	if sz == 0 {
-		sz = defaultPageSize
+		sz = ps.def
 	}
-	sz = min(sz, maxPageSize)
+	sz = min(sz, ps.max)
 	to = min(from+sz, n)
 	if to < n {
 		next = strconv.Itoa(to)
@@ -132,7 +140,7 @@ func (a *adminService) ListServiceAccounts(_ context.Context, req *adminpb.ListS
 		}
 	}
 	slices.SortFunc(all, func(x, y *adminpb.ServiceAccount) int { return strings.Compare(x.Email, y.Email) })
-	from, to, next, err := page(len(all), req.GetPageSize(), req.GetPageToken())
+	from, to, next, err := accountPages.page(len(all), req.GetPageSize(), req.GetPageToken())
 	if err != nil {
 		return nil, err
 	}

@@ -434,16 +434,14 @@ func (a *adminService) UndeleteRole(_ context.Context, req *adminpb.UndeleteRole
 	})
 }
 
-// getRole answers GetRole: a predefined role, or a custom one (deleted ones
-// included, until purged), always with its permissions.
+// getRole answers GetRole: a predefined role (predefinedRole), or a custom
+// one (deleted ones included, until purged), always with its permissions.
 func (a *adminService) getRole(name string) (*adminpb.Role, error) {
 	if err := validateRole(name); err != nil {
 		return nil, err
 	}
-	for _, r := range predefinedRoles {
-		if r.Name == name {
-			return roleView(r, adminpb.RoleView_FULL), nil
-		}
+	if strings.HasPrefix(name, "roles/") {
+		return a.predefinedRole(name)
 	}
 	return a.withCustomRole(name, func(_ *state, cr *customRole, _ time.Time) (*adminpb.Role, error) {
 		return proto.Clone(cr.role).(*adminpb.Role), nil

@@ -160,13 +160,14 @@ func (s *Server) SetIAMMessages(on bool) {
 }
 
 // SetKnownRolesOnly makes SetIamPolicy refuse a role the fake does not know
-// (IAM's basic and common predefined roles, those ListRoles answers, and
-// those added with AddRoles) with INVALID_ARGUMENT "Role ROLE is not
+// (IAM's basic and common predefined roles, those ListRoles answers, those
+// given by SetPredefinedRole, and those added with AddRoles) with INVALID_ARGUMENT "Role ROLE is not
 // supported for this resource.", as IAM answers for a role it does not grant
 // on that kind of resource. Which roles each kind of resource supports is
 // IAM's (https://cloud.google.com/iam/docs/roles-permissions); the fake
-// knows no kinds, so a known role is accepted everywhere. Off by default:
-// every well-formed role is accepted.
+// knows no kinds, so a known role is accepted everywhere; GetRole of an
+// unknown roles/NAME answers NOT_FOUND. Off by default: every well-formed
+// role is accepted and GetRole answers it (with no permissions).
 func (s *Server) SetKnownRolesOnly(on bool) {
 	s.setFid(func(f *fidelity) { f.knownRolesOnly = on })
 }

@@ -1,0 +1,143 @@
+package iamtest_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"testing"
+
+	"cloud.google.com/go/iam/admin/apiv1/adminpb"
+	"google.golang.org/grpc/codes"
+
+	"github.com/iamretry/iamretry/iamtest"
+)
+
+// TestGetRoleAnyPredefinedName (issue 31, item 1): IAM holds about two
+// thousand predefined roles (https://cloud.google.com/iam/docs/roles-permissions
+// lists them), so GetRole answers any well-formed roles/NAME the fake does not
+// hold, with no permissions; SetPredefinedRole gives one its permissions, and
+// SetKnownRolesOnly makes a name the fake does not know NOT_FOUND ("The role
+// named NAME was not found.", as for a custom role). Faces: gRPC
+// (admin.NewIamClient) and REST (GET /v1/{name=roles/*}, the HTTP rule of
+// GetRole in google/iam/admin/v1/iam.proto).
+func TestGetRoleAnyPredefinedName(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	srv := iamtest.NewServer(t)
+	c := newClients(t, srv)
+	svc := newIAMREST(t, srv)
+
+	const name = "roles/storage.objectViewer"
+	r, err := c.admin.GetRole(ctx, &adminpb.GetRoleRequest{Name: name}, noRetry)
+	if err != nil || r.Name != name || len(r.IncludedPermissions) != 0 || r.Stage != adminpb.Role_GA || len(r.Etag) == 0 {
+		t.Fatalf("GetRole %s: %v, %v", name, r, err)
+	}
+	rr, err := svc.Roles.Get(name).Do()
+	if err != nil || rr.Name != name || len(rr.IncludedPermissions) != 0 {
+		t.Fatalf("roles.get %s: %v, %v", name, rr, err)
+	}
+	// A malformed name is still refused.
+	_, err = c.admin.GetRole(ctx, &adminpb.GetRoleRequest{Name: "roles/Viewer"}, noRetry)
+	wantStatus(t, err, codes.InvalidArgument, "")
+
+	// SetPredefinedRole gives it a title and permissions, on both faces; the
+	// role is listed.
+	srv.SetPredefinedRole(name, "Storage Object Viewer", "storage.objects.get", "storage.objects.list")
+	r, err = c.admin.GetRole(ctx, &adminpb.GetRoleRequest{Name: name}, noRetry)
+	if err != nil || r.Title != "Storage Object Viewer" || !slices.Equal(r.IncludedPermissions, []string{"storage.objects.get", "storage.objects.list"}) {
+		t.Fatalf("GetRole after SetPredefinedRole: %v, %v", r, err)
+	}
+	rr, err = svc.Roles.Get(name).Do()
+	if err != nil || len(rr.IncludedPermissions) != 2 {
+		t.Fatalf("roles.get after SetPredefinedRole: %v, %v", rr, err)
+	}
+	list, err := c.admin.ListRoles(ctx, &adminpb.ListRolesRequest{}, noRetry)
+	if err != nil || !slices.Contains(roleNames(list.Roles), name) || !slices.IsSorted(roleNames(list.Roles)) {
+		t.Fatalf("ListRoles: %v, %v", roleNames(list.GetRoles()), err)
+	}
+
+	// SetKnownRolesOnly: an unknown name is NOT_FOUND; roles given by
+	// SetPredefinedRole or AddRoles, and the built-in ones, still answer.
+	srv.SetKnownRolesOnly(true)
+	const unknown = "roles/compute.admin"
+	_, err = c.admin.GetRole(ctx, &adminpb.GetRoleRequest{Name: unknown}, noRetry)
+	wantStatus(t, err, codes.NotFound, "The role named roles/compute.admin was not found.")
+	_, err = svc.Roles.Get(unknown).Do()
+	wantHTTP(t, "roles.get of an unknown role", err, http.StatusNotFound, "The role named roles/compute.admin was not found.")
+	for _, known := range []string{name, "roles/viewer"} {
+		if _, err := c.admin.GetRole(ctx, &adminpb.GetRoleRequest{Name: known}, noRetry); err != nil {
+			t.Fatalf("GetRole %s under SetKnownRolesOnly: %v", known, err)
+		}
+	}
+	srv.AddRoles(unknown)
+	if r, err := c.admin.GetRole(ctx, &adminpb.GetRoleRequest{Name: unknown}, noRetry); err != nil || len(r.IncludedPermissions) != 0 {
+		t.Fatalf("GetRole of an added role: %v, %v", r, err)
+	}
+	// A role SetPredefinedRole gave is granted under SetKnownRolesOnly.
+	if err := c.grant("projects/p", name, "user:a@example.com"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSetPredefinedRoleRefusesBadNames: SetPredefinedRole panics on a name
+// that is no predefined role, naming it.
+func TestSetPredefinedRoleRefusesBadNames(t *testing.T) {
+	t.Parallel()
+	srv := iamtest.NewServer(t)
+	for _, bad := range []string{"viewer", "roles/Viewer", "projects/p/roles/mine", "roles/", ""} {
+		func() {
+			defer func() {
+				want := fmt.Sprintf("iamtest: SetPredefinedRole: %q is not a predefined role (roles/NAME)", bad)
+				if got := recover(); got != want {
+					t.Fatalf("SetPredefinedRole(%q) panicked %v, want %q", bad, got, want)
+				}
+			}()
+			srv.SetPredefinedRole(bad, "t")
+		}()
+	}
+}
+
+// TestRolePageSizes (issue 31, item 1): ListRoles and QueryGrantableRoles
+// answer 300 roles a page by default and at most 1,000 (the page_size
+// comments of ListRolesRequest and QueryGrantableRolesRequest in
+// google/iam/admin/v1/iam.proto: "The default is 300, and the maximum is
+// 1,000."); QueryTestablePermissions 100 and 1,000 (its page_size comment).
+// The proto does not say whether a larger page_size is refused: the fake
+// caps it, as AIP-158 says ("coerced to the maximum"). Faces: gRPC and REST.
+func TestRolePageSizes(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	srv := iamtest.NewServer(t)
+	c := newClients(t, srv)
+	svc := newIAMREST(t, srv)
+	for i := range 1100 {
+		srv.SetPredefinedRole(fmt.Sprintf("roles/svc.role%04d", i), "t", fmt.Sprintf("svc.things.p%04d", i))
+	}
+	const full = "//cloudresourcemanager.googleapis.com/projects/p"
+	for _, tc := range []struct {
+		size int32
+		want int
+	}{{0, 300}, {500, 500}, {1000, 1000}, {5000, 1000}} {
+		l, err := c.admin.ListRoles(ctx, &adminpb.ListRolesRequest{PageSize: tc.size}, noRetry)
+		if err != nil || len(l.Roles) != tc.want || l.NextPageToken == "" {
+			t.Fatalf("ListRoles page_size %d: %d roles, %v", tc.size, len(l.GetRoles()), err)
+		}
+		g, err := c.admin.QueryGrantableRoles(ctx, &adminpb.QueryGrantableRolesRequest{FullResourceName: full, PageSize: tc.size}, noRetry)
+		if err != nil || len(g.Roles) != tc.want {
+			t.Fatalf("QueryGrantableRoles page_size %d: %d roles, %v", tc.size, len(g.GetRoles()), err)
+		}
+		rl, err := svc.Roles.List().PageSize(int64(tc.size)).Do()
+		if err != nil || len(rl.Roles) != tc.want {
+			t.Fatalf("roles.list pageSize %d: %d roles, %v", tc.size, len(rl.Roles), err)
+		}
+	}
+	p, err := c.admin.QueryTestablePermissions(ctx, &adminpb.QueryTestablePermissionsRequest{FullResourceName: full}, noRetry)
+	if err != nil || len(p.Permissions) != 100 {
+		t.Fatalf("QueryTestablePermissions default page: %d, %v", len(p.GetPermissions()), err)
+	}
+	p, err = c.admin.QueryTestablePermissions(ctx, &adminpb.QueryTestablePermissionsRequest{FullResourceName: full, PageSize: 2000}, noRetry)
+	if err != nil || len(p.Permissions) != 1000 {
+		t.Fatalf("QueryTestablePermissions page_size 2000: %d, %v", len(p.GetPermissions()), err)
+	}
+}
