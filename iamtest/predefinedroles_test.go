@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"cloud.google.com/go/iam/admin/apiv1/adminpb"
+	iamv1 "google.golang.org/api/iam/v1"
 	"google.golang.org/grpc/codes"
 
 	"github.com/iamretry/iamretry/iamtest"
@@ -140,4 +141,42 @@ func TestRolePageSizes(t *testing.T) {
 	if err != nil || len(p.Permissions) != 1000 {
 		t.Fatalf("QueryTestablePermissions page_size 2000: %d, %v", len(p.GetPermissions()), err)
 	}
+}
+
+// TestMalformedRoleNames (issue 31, item 1): a malformed role name (a role
+// ID holding "-", no ID, an unknown parent kind) is refused INVALID_ARGUMENT
+// in IAM's words, by GetRole, UpdateRole, DeleteRole and UndeleteRole, and a
+// CreateRole role_id that breaks IAM's pattern in its words. Sources: GetRole
+// over REST in https://github.com/pulumi/pulumi-gcp/issues/70 and
+// https://github.com/GoogleCloudPlatform/k8s-config-connector/issues/210
+// (Error 400 'The role name must be in the form ...'), the same issue for
+// gcloud iam roles create's role_id message. Faces: gRPC and REST.
+func TestMalformedRoleNames(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	srv := iamtest.NewServer(t)
+	c := newClients(t, srv)
+	svc := newIAMREST(t, srv)
+	const msg = `The role name must be in the form "roles/{role}", "organizations/{organization_id}/roles/{role}", or "projects/{project_id}/roles/{role}".`
+	for _, name := range []string{"projects/p/roles/test-1", "roles/Viewer", "roles/a/b", "folders/f/roles/mine", "projects/-/roles/mine", "viewer"} {
+		_, err := c.admin.GetRole(ctx, &adminpb.GetRoleRequest{Name: name}, noRetry)
+		wantStatus(t, err, codes.InvalidArgument, msg)
+		_, err = c.admin.UpdateRole(ctx, &adminpb.UpdateRoleRequest{Name: name, Role: &adminpb.Role{Title: "x"}}, noRetry)
+		wantStatus(t, err, codes.InvalidArgument, msg)
+		_, err = c.admin.DeleteRole(ctx, &adminpb.DeleteRoleRequest{Name: name}, noRetry)
+		wantStatus(t, err, codes.InvalidArgument, msg)
+		_, err = c.admin.UndeleteRole(ctx, &adminpb.UndeleteRoleRequest{Name: name}, noRetry)
+		wantStatus(t, err, codes.InvalidArgument, msg)
+	}
+	_, err := svc.Projects.Roles.Get("projects/p/roles/test-1").Do()
+	wantHTTP(t, "projects.roles.get of a malformed name", err, http.StatusBadRequest, msg)
+	_, err = svc.Roles.Get("roles/Viewer").Do()
+	wantHTTP(t, "roles.get of a malformed name", err, http.StatusBadRequest, msg)
+
+	const idMsg = `The role_id "test-1" is invalid. It doesn't match pattern "[a-zA-Z0-9_\.]{3,64}". ` +
+		"The role_id must be 3 to 64 characters long and can be a mix of uppercase and lowercase English letters, digits, underscores and periods."
+	_, err = c.admin.CreateRole(ctx, &adminpb.CreateRoleRequest{Parent: "projects/p", RoleId: "test-1", Role: &adminpb.Role{}}, noRetry)
+	wantStatus(t, err, codes.InvalidArgument, idMsg)
+	_, err = svc.Projects.Roles.Create("projects/p", &iamv1.CreateRoleRequest{RoleId: "test-1", Role: &iamv1.Role{}}).Do()
+	wantHTTP(t, "projects.roles.create with a malformed role_id", err, http.StatusBadRequest, idMsg)
 }
