@@ -7,6 +7,7 @@ import (
 
 	"cloud.google.com/go/iam/admin/apiv1/adminpb"
 	"cloud.google.com/go/iam/apiv1/iampb"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -241,6 +242,27 @@ func userManagedAccount(email string) bool {
 // lowercase letters, digits and hyphens, starting with a letter and not
 // ending with a hyphen.
 func validAccountID(id string) bool { return validShortID(id) }
+
+// checkAccountID refuses a CreateServiceAccount account_id as IAM does,
+// INVALID_ARGUMENT with a google.rpc.DebugInfo whose detail repeats the
+// message: the length first ('The account ID "ID" does not have a length
+// between 6 and 30.', as gcloud shows it in
+// https://github.com/google/litmus/issues/107 and
+// https://github.com/DataDog/stratus-red-team/issues/294), then the pattern
+// ('ID does not match [a-z][a-z\d\-]*[a-z\d].', with its debugInfo in
+// https://github.com/GoogleCloudPlatform/cloud-code-intellij/issues/2062).
+func checkAccountID(id string) error {
+	var msg string
+	switch {
+	case len(id) < 6 || len(id) > 30:
+		msg = fmt.Sprintf("The account ID %q does not have a length between 6 and 30.", id)
+	case !validAccountID(id):
+		msg = id + ` does not match [a-z][a-z\d\-]*[a-z\d].`
+	default:
+		return nil
+	}
+	return withDetails(status.New(codes.InvalidArgument, msg), &errdetails.DebugInfo{Detail: msg}).Err()
+}
 
 // validShortID reports whether id is 6 to 30 lowercase letters, digits and
 // hyphens, starting with a letter and not ending with a hyphen: the rule

@@ -35,9 +35,8 @@ func (a *adminService) CreateServiceAccount(_ context.Context, req *adminpb.Crea
 		return nil, status.Errorf(codes.InvalidArgument, "invalid project name %q: expected projects/PROJECT_ID", req.GetName())
 	}
 	id := req.GetAccountId()
-	if !validAccountID(id) {
-		return nil, status.Errorf(codes.InvalidArgument,
-			"invalid account_id %q: it must be 6 to 30 lowercase letters, digits or hyphens, start with a letter and not end with a hyphen", id)
+	if err := checkAccountID(id); err != nil {
+		return nil, err
 	}
 	if err := checkAccountFields(req.GetServiceAccount()); err != nil {
 		return nil, err
