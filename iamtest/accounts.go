@@ -36,10 +36,11 @@ func accountName(project, email string) string {
 	return "projects/" + project + "/serviceAccounts/" + email
 }
 
-// lookupLocked finds the account that name designates, ignoring propagation,
-// for a read (permission iam.serviceAccounts.get). st.mu must be held.
+// lookupLocked finds the account that name designates (a bare EMAIL
+// included), ignoring propagation, for a read (permission
+// iam.serviceAccounts.get). st.mu must be held.
 func (st *state) lookupLocked(name string) (*account, error) {
-	return st.lookupAsLocked(name, "iam.serviceAccounts.get")
+	return st.lookupAnyLocked(name, "iam.serviceAccounts.get")
 }
 
 // lookupAsLocked finds the account that name designates, ignoring
@@ -50,7 +51,33 @@ func (st *state) lookupLocked(name string) (*account, error) {
 // response contains an HTTP 403 Forbidden error instead of a 404 Not Found
 // error": the comment of google.iam.admin.v1.ServiceAccount.name); any other
 // name NOT_FOUND. st.mu must be held.
+//
+// A bare EMAIL, which the Go helpers (ServiceAccount, ...) accept, is no
+// resource name of the admin API: refused INVALID_ARGUMENT (bareEmailRefusal).
 func (st *state) lookupAsLocked(name, perm string) (*account, error) {
+	if err := bareEmailRefusal(name); err != nil {
+		return nil, err
+	}
+	return st.lookupAnyLocked(name, perm)
+}
+
+// bareEmailRefusal refuses a service account name that is a bare EMAIL:
+// the admin API's names are projects/{PROJECT_ID}/serviceAccounts/{ACCOUNT}
+// (the comment of google.iam.admin.v1.GetServiceAccountRequest.name, "Using
+// - as a wildcard for the PROJECT_ID will infer the project from the
+// account"), and its REST routes hold no other form. IAM's words for it are
+// not in public sources: the message is the fake's.
+func bareEmailRefusal(name string) error {
+	if strings.Contains(name, "/") {
+		return nil
+	}
+	return status.Errorf(codes.InvalidArgument,
+		"invalid service account name %q: expected projects/PROJECT_ID/serviceAccounts/EMAIL_OR_UNIQUE_ID or projects/-/serviceAccounts/EMAIL", name)
+}
+
+// lookupAnyLocked is lookupAsLocked that also takes a bare EMAIL, for the
+// fake's own helpers. st.mu must be held.
+func (st *state) lookupAnyLocked(name, perm string) (*account, error) {
 	project, id, err := parseAccountName(name)
 	if err != nil {
 		return nil, err

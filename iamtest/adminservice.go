@@ -76,6 +76,9 @@ func (a *adminService) GetServiceAccount(_ context.Context, req *adminpb.GetServ
 	st := a.s.state
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	if err := bareEmailRefusal(req.GetName()); err != nil {
+		return nil, err
+	}
 	acc, err := st.readAccountLocked(req.GetName(), now, delay, cs)
 	if err != nil {
 		return nil, err

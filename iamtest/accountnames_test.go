@@ -79,3 +79,39 @@ func containsDebugInfo(details []any, detail string) bool {
 	}
 	return false
 }
+
+// TestBareEmailIsNoAccountName (issue 31, item 1): the admin API names a
+// service account projects/{PROJECT_ID}/serviceAccounts/{ACCOUNT}, "-" as the
+// project inferring it from the account (GetServiceAccountRequest.name and
+// the other requests' name comments in google/iam/admin/v1/iam.proto), so a
+// bare EMAIL is refused INVALID_ARGUMENT on gRPC (IAM's words for it are not
+// in public sources: the fake's message names the forms), and over REST it
+// is no route of IAM's (GET /v1/{name=projects/*/serviceAccounts/*}): 404.
+func TestBareEmailIsNoAccountName(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	srv := iamtest.NewServer(t)
+	c := newClients(t, srv)
+	svc := newIAMREST(t, srv)
+	sa := c.createAccount(t, "p", "deployer")
+	const msg = `invalid service account name "deployer@p.iam.gserviceaccount.com": expected projects/PROJECT_ID/serviceAccounts/EMAIL_OR_UNIQUE_ID or projects/-/serviceAccounts/EMAIL`
+	_, err := c.admin.GetServiceAccount(ctx, &adminpb.GetServiceAccountRequest{Name: sa.Email}, noRetry)
+	wantStatus(t, err, codes.InvalidArgument, msg)
+	err = c.admin.DeleteServiceAccount(ctx, &adminpb.DeleteServiceAccountRequest{Name: sa.Email}, noRetry)
+	wantStatus(t, err, codes.InvalidArgument, msg)
+	_, err = c.admin.CreateServiceAccountKey(ctx, &adminpb.CreateServiceAccountKeyRequest{Name: sa.Email}, noRetry)
+	wantStatus(t, err, codes.InvalidArgument, msg)
+	_, err = c.admin.ListServiceAccountKeys(ctx, &adminpb.ListServiceAccountKeysRequest{Name: sa.Email}, noRetry)
+	wantStatus(t, err, codes.InvalidArgument, msg)
+	_, err = svc.Projects.ServiceAccounts.Get(sa.Email).Do()
+	wantHTTP(t, "serviceAccounts.get of a bare email", err, http.StatusNotFound, "")
+	// The forms IAM names still answer, and the account is still there.
+	for _, name := range []string{sa.Name, "projects/-/serviceAccounts/" + sa.Email, "projects/-/serviceAccounts/" + sa.UniqueId} {
+		if _, err := c.admin.GetServiceAccount(ctx, &adminpb.GetServiceAccountRequest{Name: name}, noRetry); err != nil {
+			t.Fatalf("GetServiceAccount %s: %v", name, err)
+		}
+	}
+	if _, err := svc.Projects.ServiceAccounts.Get("projects/-/serviceAccounts/" + sa.Email).Do(); err != nil {
+		t.Fatalf("serviceAccounts.get: %v", err)
+	}
+}
