@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 
 	"cloud.google.com/go/iam/admin/apiv1/adminpb"
@@ -179,4 +180,47 @@ func TestMalformedRoleNames(t *testing.T) {
 	wantStatus(t, err, codes.InvalidArgument, idMsg)
 	_, err = svc.Projects.Roles.Create("projects/p", &iamv1.CreateRoleRequest{RoleId: "test-1", Role: &iamv1.Role{}}).Do()
 	wantHTTP(t, "projects.roles.create with a malformed role_id", err, http.StatusBadRequest, idMsg)
+}
+
+// TestTestablePermissionsOnAccount (issue 31, item 1):
+// QueryTestablePermissions on a service account
+// (//iam.googleapis.com/projects/P/serviceAccounts/A) lists the permissions
+// IAM checks on the account (iam.serviceAccounts.*, as
+// https://cloud.google.com/iam/docs/roles-permissions/iam lists them, less
+// create and list, checked on the project), not the project's. Faces: gRPC
+// and REST (POST /v1/permissions:queryTestablePermissions).
+func TestTestablePermissionsOnAccount(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	srv := iamtest.NewServer(t)
+	c := newClients(t, srv)
+	svc := newIAMREST(t, srv)
+	const full = "//iam.googleapis.com/projects/p/serviceAccounts/deployer@p.iam.gserviceaccount.com"
+	p, err := c.admin.QueryTestablePermissions(ctx, &adminpb.QueryTestablePermissionsRequest{FullResourceName: full}, noRetry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, perm := range p.Permissions {
+		names = append(names, perm.Name)
+	}
+	for _, want := range []string{"iam.serviceAccounts.actAs", "iam.serviceAccounts.getIamPolicy", "iam.serviceAccounts.signJwt"} {
+		if !slices.Contains(names, want) {
+			t.Fatalf("%s missing from %v", want, names)
+		}
+	}
+	for _, n := range names {
+		if !strings.HasPrefix(n, "iam.serviceAccounts.") || n == "iam.serviceAccounts.create" || n == "iam.serviceAccounts.list" {
+			t.Fatalf("%s is no permission of a service account: %v", n, names)
+		}
+	}
+	r, err := svc.Permissions.QueryTestablePermissions(&iamv1.QueryTestablePermissionsRequest{FullResourceName: full}).Do()
+	if err != nil || len(r.Permissions) != len(names) || r.Permissions[0].Name != names[0] {
+		t.Fatalf("permissions.queryTestablePermissions: %v, %v", r, err)
+	}
+	// The project's list still holds project permissions.
+	proj, err := c.admin.QueryTestablePermissions(ctx, &adminpb.QueryTestablePermissionsRequest{FullResourceName: "//cloudresourcemanager.googleapis.com/projects/p"}, noRetry)
+	if err != nil || !slices.ContainsFunc(proj.Permissions, func(p *adminpb.Permission) bool { return p.Name == "resourcemanager.projects.get" }) {
+		t.Fatalf("project: %v, %v", proj, err)
+	}
 }

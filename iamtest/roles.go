@@ -231,26 +231,54 @@ func (a *adminService) QueryGrantableRoles(_ context.Context, req *adminpb.Query
 	return resp, nil
 }
 
+// accountPermissions are the permissions testable on a service account,
+// sorted: those IAM checks on the account itself
+// (https://cloud.google.com/iam/docs/roles-permissions/iam lists the
+// iam.serviceAccounts.* permissions; create and list are checked on the
+// project, so they are not among them).
+var accountPermissions = []string{
+	"iam.serviceAccounts.actAs", "iam.serviceAccounts.delete", "iam.serviceAccounts.disable",
+	"iam.serviceAccounts.enable", "iam.serviceAccounts.get", "iam.serviceAccounts.getAccessToken",
+	"iam.serviceAccounts.getIamPolicy", "iam.serviceAccounts.getOpenIdToken",
+	"iam.serviceAccounts.implicitDelegation", "iam.serviceAccounts.setIamPolicy",
+	"iam.serviceAccounts.signBlob", "iam.serviceAccounts.signJwt", "iam.serviceAccounts.undelete",
+	"iam.serviceAccounts.update",
+}
+
+// isAccountFullName reports whether full names a service account
+// (//iam.googleapis.com/projects/P/serviceAccounts/A).
+func isAccountFullName(full string) bool {
+	rest, ok := strings.CutPrefix(full, "//iam.googleapis.com/projects/")
+	_, acc, found := strings.Cut(rest, "/serviceAccounts/")
+	return ok && found && acc != "" && !strings.Contains(acc, "/")
+}
+
 // QueryTestablePermissions answers the permissions testable on a full
-// resource name: those of the fake's predefined roles, sorted, GA and
-// supported in custom roles, paged.
+// resource name, GA and supported in custom roles, sorted, paged: on a
+// service account the account's (accountPermissions), elsewhere those of
+// the fake's predefined roles.
 func (a *adminService) QueryTestablePermissions(_ context.Context, req *adminpb.QueryTestablePermissionsRequest) (*adminpb.QueryTestablePermissionsResponse, error) {
-	if _, err := fullResourceParent(req.GetFullResourceName()); err != nil {
+	full := req.GetFullResourceName()
+	if _, err := fullResourceParent(full); err != nil {
 		return nil, err
 	}
 	var names []string
-	st := a.s.state
-	st.mu.Lock()
-	held := st.predefinedRolesLocked()
-	st.mu.Unlock()
-	for _, r := range held {
-		for _, p := range r.IncludedPermissions {
-			if !slices.Contains(names, p) {
-				names = append(names, p)
+	if isAccountFullName(full) {
+		names = accountPermissions
+	} else {
+		st := a.s.state
+		st.mu.Lock()
+		held := st.predefinedRolesLocked()
+		st.mu.Unlock()
+		for _, r := range held {
+			for _, p := range r.IncludedPermissions {
+				if !slices.Contains(names, p) {
+					names = append(names, p)
+				}
 			}
 		}
+		slices.Sort(names)
 	}
-	slices.Sort(names)
 	from, to, next, err := permissionPages.page(len(names), req.GetPageSize(), req.GetPageToken())
 	if err != nil {
 		return nil, err
