@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"cloud.google.com/go/iam/admin/apiv1/adminpb"
-	iamv1 "google.golang.org/api/iam/v1"
 	"google.golang.org/api/googleapi"
+	iamv1 "google.golang.org/api/iam/v1"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
