@@ -202,8 +202,7 @@ var keyValidBefore = time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC)
 
 // maxUserManagedKeys is the most user-managed keys a service account may
 // have: https://cloud.google.com/iam/quotas ("Service account keys per
-// service account: 10"). One more answers FAILED_PRECONDITION "Precondition
-// check failed.", as IAM does.
+// service account: 10"). One more is refused as keyLimitReached says.
 const maxUserManagedKeys = 10
 
 // CreateServiceAccountKey mints a new key on every call: a credentials file
@@ -212,7 +211,7 @@ const maxUserManagedKeys = 10
 // maxUserManagedKeys and while SetKeyCreationDisabled is on.
 func (a *adminService) CreateServiceAccountKey(_ context.Context, req *adminpb.CreateServiceAccountKeyRequest) (*adminpb.ServiceAccountKey, error) {
 	now := a.s.now()
-	disabled := a.s.fid().keysDisabled
+	disabled, keyLimitQuota := a.s.fid().keysDisabled, a.s.fid().keyLimitQuota
 	keyType := req.GetPrivateKeyType()
 	if keyType == adminpb.ServiceAccountPrivateKeyType_TYPE_UNSPECIFIED {
 		keyType = adminpb.ServiceAccountPrivateKeyType_TYPE_GOOGLE_CREDENTIALS_FILE
@@ -236,7 +235,7 @@ func (a *adminService) CreateServiceAccountKey(_ context.Context, req *adminpb.C
 		return nil, keyCreationDisabled(acc.sa.Name)
 	}
 	if len(acc.keys) >= maxUserManagedKeys {
-		return nil, status.Error(codes.FailedPrecondition, "Precondition check failed.")
+		return nil, keyLimitReached(keyLimitQuota)
 	}
 	st.keySeq++
 	sum := sha1.Sum([]byte(acc.sa.Name + "/keys/" + strconv.FormatUint(st.keySeq, 10)))

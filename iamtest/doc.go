@@ -79,7 +79,7 @@
 // the organisation, a control chooses it, with a documented default:
 // SetPropagationCodes, SetStaleReads, SetConditionalRead, RegisterProject and
 // InviteOwner, SetKnownRolesOnly, AddRoles and SetPredefinedRole, SetKeyCreationDisabled,
-// SetRefuseUnknownServiceAccounts, SetKnownPrincipals, SetShuffleBindings,
+// SetKeyLimitExhausted, SetRefuseUnknownServiceAccounts, SetKnownPrincipals, SetShuffleBindings,
 // SetIAMMessages.
 // FailNextWith injects a ready-made IAM-shaped error (QuotaExceededError,
 // PermissionDeniedError) that carries the google.rpc.ErrorInfo reason real
@@ -160,6 +160,8 @@
 //	                              account the fake does not hold (never made,
 //	                              or deleted) is refused INVALID_ARGUMENT
 //	SetKeyCreationDisabled        off
+//	SetKeyLimitExhausted          off: an 11th key is FAILED_PRECONDITION "Precondition
+//	                              check failed." (on: RESOURCE_EXHAUSTED with RetryInfo 86,401 s)
 //	SetIAMMessages                off (injected messages start with "iamtest: injected")
 //	SetKnownRolesOnly, AddRoles   off: every well-formed role is accepted, and GetRole
 //	                              answers any well-formed roles/NAME (on: one the fake

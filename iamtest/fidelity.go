@@ -16,6 +16,7 @@ type fidelity struct {
 	condRead        ConditionalRead
 	refuseUnknownSA bool
 	keysDisabled    bool
+	keyLimitQuota   bool // SetKeyLimitExhausted
 	iamMessages     bool
 	knownRolesOnly  bool
 	shuffle         bool
@@ -170,6 +171,19 @@ func (s *Server) SetIAMMessages(on bool) {
 // role is accepted and GetRole answers it (with no permissions).
 func (s *Server) SetKnownRolesOnly(on bool) {
 	s.setFid(func(f *fidelity) { f.knownRolesOnly = on })
+}
+
+// SetKeyLimitExhausted chooses how the fake refuses a service account's
+// 11th user-managed key (CreateServiceAccountKey, UploadServiceAccountKey).
+// On: RESOURCE_EXHAUSTED (HTTP 429) "Maximum number of keys on account
+// reached." with a google.rpc.RetryInfo of 86,401 s, as IAM answered until
+// about 2021 (gcloud output in https://github.com/kubeflow/pipelines/issues/348);
+// a Retrier whose deadline is sooner ends the call at once. Off, the
+// default: FAILED_PRECONDITION (HTTP 400) "Precondition check failed.", as
+// IAM answers since (https://github.com/googleapis/google-api-dotnet-client/issues/2027,
+// 2022: "We used to get error code 429").
+func (s *Server) SetKeyLimitExhausted(on bool) {
+	s.setFid(func(f *fidelity) { f.keyLimitQuota = on })
 }
 
 // SetShuffleBindings makes every policy the fake answers list its bindings
