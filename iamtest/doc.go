@@ -187,7 +187,7 @@
 // per project or organization (MaxCustomRolesPerParent; deleted ones count
 // until purged), a role's description up to 300 bytes and its title,
 // description and permissions up to 64 KB, no resourcemanager.projects.list
-// in a project's role,
+// in a project's role nor in TestIamPermissions on a project,
 // ListRoles and QueryGrantableRoles pages of 300 roles by default and 1,000
 // at most (QueryTestablePermissions 100 and 1,000, ListServiceAccounts 20
 // and 100; a larger page_size is capped),
