@@ -3,6 +3,7 @@ package iamtest_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -222,5 +223,48 @@ func TestTestablePermissionsOnAccount(t *testing.T) {
 	proj, err := c.admin.QueryTestablePermissions(ctx, &adminpb.QueryTestablePermissionsRequest{FullResourceName: "//cloudresourcemanager.googleapis.com/projects/p"}, noRetry)
 	if err != nil || !slices.ContainsFunc(proj.Permissions, func(p *adminpb.Permission) bool { return p.Name == "resourcemanager.projects.get" }) {
 		t.Fatalf("project: %v, %v", proj, err)
+	}
+}
+
+// TestPredefinedRoleWritesREST (issue 31, item 1): a predefined role cannot
+// be changed. Over REST, IAM has no route for it: UpdateRole, DeleteRole and
+// UndeleteRole are bound only to /v1/{name=organizations/*/roles/*} and
+// /v1/{name=projects/*/roles/*} (their google.api.http rules in
+// google/iam/admin/v1/iam.proto; the discovery document has no roles.patch,
+// roles.delete or roles.undelete), so PATCH or DELETE /v1/roles/viewer gets
+// Google's front end's 404, not the 501 of a method the fake does not serve,
+// and nothing reaches the call log; over gRPC the method answers
+// INVALID_ARGUMENT (TestPredefinedRolesGRPC).
+func TestPredefinedRoleWritesREST(t *testing.T) {
+	t.Parallel()
+	srv := iamtest.NewServer(t)
+	hc := srv.HTTPClient()
+	for _, tc := range []struct{ verb, path string }{
+		{http.MethodPatch, "v1/roles/viewer?updateMask=title"},
+		{http.MethodDelete, "v1/roles/viewer"},
+		{http.MethodPost, "v1/roles/viewer:undelete"},
+	} {
+		req, err := http.NewRequest(tc.verb, srv.RESTEndpoint()+tc.path, strings.NewReader(`{"title":"x"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound || !strings.Contains(string(body), "was not found on this server") {
+			t.Fatalf("%s /%s: %d %s", tc.verb, tc.path, resp.StatusCode, body)
+		}
+	}
+	if n := srv.CountCalls(iamtest.AnyMethod); n != 0 {
+		t.Fatalf("%d calls logged, want none", n)
+	}
+	// The role is unchanged.
+	c := newClients(t, srv)
+	r, err := c.admin.GetRole(context.Background(), &adminpb.GetRoleRequest{Name: "roles/viewer"}, noRetry)
+	if err != nil || r.Title != "Viewer" {
+		t.Fatalf("roles/viewer: %v, %v", r, err)
 	}
 }
