@@ -7,6 +7,7 @@ import (
 
 	"cloud.google.com/go/iam/admin/apiv1/adminpb"
 	"cloud.google.com/go/iam/apiv1/iampb"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -35,10 +36,11 @@ func accountName(project, email string) string {
 	return "projects/" + project + "/serviceAccounts/" + email
 }
 
-// lookupLocked finds the account that name designates, ignoring propagation,
-// for a read (permission iam.serviceAccounts.get). st.mu must be held.
+// lookupLocked finds the account that name designates (a bare EMAIL
+// included), ignoring propagation, for a read (permission
+// iam.serviceAccounts.get). st.mu must be held.
 func (st *state) lookupLocked(name string) (*account, error) {
-	return st.lookupAsLocked(name, "iam.serviceAccounts.get")
+	return st.lookupAnyLocked(name, "iam.serviceAccounts.get")
 }
 
 // lookupAsLocked finds the account that name designates, ignoring
@@ -49,7 +51,33 @@ func (st *state) lookupLocked(name string) (*account, error) {
 // response contains an HTTP 403 Forbidden error instead of a 404 Not Found
 // error": the comment of google.iam.admin.v1.ServiceAccount.name); any other
 // name NOT_FOUND. st.mu must be held.
+//
+// A bare EMAIL, which the Go helpers (ServiceAccount, ...) accept, is no
+// resource name of the admin API: refused INVALID_ARGUMENT (bareEmailRefusal).
 func (st *state) lookupAsLocked(name, perm string) (*account, error) {
+	if err := bareEmailRefusal(name); err != nil {
+		return nil, err
+	}
+	return st.lookupAnyLocked(name, perm)
+}
+
+// bareEmailRefusal refuses a service account name that is a bare EMAIL:
+// the admin API's names are projects/{PROJECT_ID}/serviceAccounts/{ACCOUNT}
+// (the comment of google.iam.admin.v1.GetServiceAccountRequest.name, "Using
+// - as a wildcard for the PROJECT_ID will infer the project from the
+// account"), and its REST routes hold no other form. IAM's words for it are
+// not in public sources: the message is the fake's.
+func bareEmailRefusal(name string) error {
+	if strings.Contains(name, "/") {
+		return nil
+	}
+	return status.Errorf(codes.InvalidArgument,
+		"invalid service account name %q: expected projects/PROJECT_ID/serviceAccounts/EMAIL_OR_UNIQUE_ID or projects/-/serviceAccounts/EMAIL", name)
+}
+
+// lookupAnyLocked is lookupAsLocked that also takes a bare EMAIL, for the
+// fake's own helpers. st.mu must be held.
+func (st *state) lookupAnyLocked(name, perm string) (*account, error) {
 	project, id, err := parseAccountName(name)
 	if err != nil {
 		return nil, err
@@ -241,6 +269,27 @@ func userManagedAccount(email string) bool {
 // lowercase letters, digits and hyphens, starting with a letter and not
 // ending with a hyphen.
 func validAccountID(id string) bool { return validShortID(id) }
+
+// checkAccountID refuses a CreateServiceAccount account_id as IAM does,
+// INVALID_ARGUMENT with a google.rpc.DebugInfo whose detail repeats the
+// message: the length first ('The account ID "ID" does not have a length
+// between 6 and 30.', as gcloud shows it in
+// https://github.com/google/litmus/issues/107 and
+// https://github.com/DataDog/stratus-red-team/issues/294), then the pattern
+// ('ID does not match [a-z][a-z\d\-]*[a-z\d].', with its debugInfo in
+// https://github.com/GoogleCloudPlatform/cloud-code-intellij/issues/2062).
+func checkAccountID(id string) error {
+	var msg string
+	switch {
+	case len(id) < 6 || len(id) > 30:
+		msg = fmt.Sprintf("The account ID %q does not have a length between 6 and 30.", id)
+	case !validAccountID(id):
+		msg = id + ` does not match [a-z][a-z\d\-]*[a-z\d].`
+	default:
+		return nil
+	}
+	return withDetails(status.New(codes.InvalidArgument, msg), &errdetails.DebugInfo{Detail: msg}).Err()
+}
 
 // validShortID reports whether id is 6 to 30 lowercase letters, digits and
 // hyphens, starting with a letter and not ending with a hyphen: the rule

@@ -204,6 +204,18 @@ func accountQuotaExceeded() error {
 		&errdetails.RetryInfo{RetryDelay: durationpb.New(accountQuotaRetryDelay)}).Err()
 }
 
+// keyLimitReached is IAM's refusal of an account's 11th user-managed key:
+// with SetKeyLimitExhausted, the quota answer of the accounts' limit
+// (RESOURCE_EXHAUSTED, a RetryInfo of a day and a second, the delay
+// kubeflow/pipelines#348 shows); otherwise FAILED_PRECONDITION.
+func keyLimitReached(exhausted bool) error {
+	if !exhausted {
+		return status.Error(codes.FailedPrecondition, "Precondition check failed.")
+	}
+	return withDetails(status.New(codes.ResourceExhausted, "Maximum number of keys on account reached."),
+		&errdetails.RetryInfo{RetryDelay: durationpb.New(accountQuotaRetryDelay)}).Err()
+}
+
 // countAccountsLocked counts the live accounts of project.
 func (st *state) countAccountsLocked(project string) int {
 	n := 0

@@ -43,7 +43,7 @@ func TestServiceAccountLifecycle(t *testing.T) {
 	wantCode(t, err, codes.InvalidArgument, `invalid project name "p1": expected projects/PROJECT_ID`)
 
 	for _, name := range []string{
-		sa.Email, sa.Name, "projects/-/serviceAccounts/" + sa.Email,
+		sa.Name, "projects/-/serviceAccounts/" + sa.Email,
 		"projects/p1/serviceAccounts/" + sa.UniqueId, "projects/-/serviceAccounts/" + sa.UniqueId,
 	} {
 		got, err := f.admin.GetServiceAccount(ctx, &adminpb.GetServiceAccountRequest{Name: name})
@@ -69,7 +69,7 @@ func TestServiceAccountLifecycle(t *testing.T) {
 	wantCode(t, err, codes.NotFound, "Service account projects/p1/serviceAccounts/nobody@p1.iam.gserviceaccount.com does not exist.")
 
 	must[*emptypb.Empty](t)(f.admin.DeleteServiceAccount(ctx, &adminpb.DeleteServiceAccountRequest{Name: sa.Name}))
-	_, err = f.admin.GetServiceAccount(ctx, &adminpb.GetServiceAccountRequest{Name: sa.Email})
+	_, err = f.admin.GetServiceAccount(ctx, &adminpb.GetServiceAccountRequest{Name: sa.Name})
 	wantCode(t, err, codes.NotFound, "")
 	_, err = f.admin.DeleteServiceAccount(ctx, &adminpb.DeleteServiceAccountRequest{Name: sa.Name})
 	wantCode(t, err, codes.NotFound, "")
@@ -142,6 +142,9 @@ func TestRoles_GetAndList(t *testing.T) {
 			t.Fatalf("GetRole(%s) = %v", name, r)
 		}
 	}
+	// A role the fake does not hold answers with no permissions
+	// (TestGetRoleAnyPredefinedName), NOT_FOUND under SetKnownRolesOnly.
+	f.srv.SetKnownRolesOnly(true)
 	_, err := f.admin.GetRole(ctx, &adminpb.GetRoleRequest{Name: "roles/nope"})
 	wantCode(t, err, codes.NotFound, "The role named roles/nope was not found.")
 

@@ -35,9 +35,8 @@ func (a *adminService) CreateServiceAccount(_ context.Context, req *adminpb.Crea
 		return nil, status.Errorf(codes.InvalidArgument, "invalid project name %q: expected projects/PROJECT_ID", req.GetName())
 	}
 	id := req.GetAccountId()
-	if !validAccountID(id) {
-		return nil, status.Errorf(codes.InvalidArgument,
-			"invalid account_id %q: it must be 6 to 30 lowercase letters, digits or hyphens, start with a letter and not end with a hyphen", id)
+	if err := checkAccountID(id); err != nil {
+		return nil, err
 	}
 	if err := checkAccountFields(req.GetServiceAccount()); err != nil {
 		return nil, err
@@ -77,6 +76,9 @@ func (a *adminService) GetServiceAccount(_ context.Context, req *adminpb.GetServ
 	st := a.s.state
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	if err := bareEmailRefusal(req.GetName()); err != nil {
+		return nil, err
+	}
 	acc, err := st.readAccountLocked(req.GetName(), now, delay, cs)
 	if err != nil {
 		return nil, err
@@ -84,14 +86,22 @@ func (a *adminService) GetServiceAccount(_ context.Context, req *adminpb.GetServ
 	return proto.Clone(acc.sa).(*adminpb.ServiceAccount), nil
 }
 
-// Default and largest page sizes of ListServiceAccounts and ListRoles.
-const (
-	defaultPageSize = 20
-	maxPageSize     = 100
+// Default and largest page sizes, as the page_size comments of
+// google/iam/admin/v1/iam.proto give them: ListServiceAccounts 20 and 100,
+// ListRoles and QueryGrantableRoles 300 and 1,000, QueryTestablePermissions
+// 100 and 1,000. A larger page_size is capped (AIP-158: "coerced to the
+// maximum"), not refused.
+var (
+	accountPages    = pageSizes{20, 100}
+	rolePages       = pageSizes{300, 1000}
+	permissionPages = pageSizes{100, 1000}
 )
 
+// pageSizes are a list method's default and largest page sizes.
+type pageSizes struct{ def, max int }
+
 // page cuts one page out of n items: the token is the decimal offset.
-func page(n int, size int32, token string) (from, to int, next string, err error) {
+func (ps pageSizes) page(n int, size int32, token string) (from, to int, next string, err error) {
 	if token != "" {
 		from, err = strconv.Atoi(token)
 		if err != nil || from < 0 || from > n {
@@ -103,9 +113,9 @@ func page(n int, size int32, token string) (from, to int, next string, err error
 	}
 	sz := int(size)
 	if sz == 0 {
-		sz = defaultPageSize
+		sz = ps.def
 	}
-	sz = min(sz, maxPageSize)
+	sz = min(sz, ps.max)
 	to = min(from+sz, n)
 	if to < n {
 		next = strconv.Itoa(to)
@@ -132,7 +142,7 @@ func (a *adminService) ListServiceAccounts(_ context.Context, req *adminpb.ListS
 		}
 	}
 	slices.SortFunc(all, func(x, y *adminpb.ServiceAccount) int { return strings.Compare(x.Email, y.Email) })
-	from, to, next, err := page(len(all), req.GetPageSize(), req.GetPageToken())
+	from, to, next, err := accountPages.page(len(all), req.GetPageSize(), req.GetPageToken())
 	if err != nil {
 		return nil, err
 	}
@@ -192,8 +202,7 @@ var keyValidBefore = time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC)
 
 // maxUserManagedKeys is the most user-managed keys a service account may
 // have: https://cloud.google.com/iam/quotas ("Service account keys per
-// service account: 10"). One more answers FAILED_PRECONDITION "Precondition
-// check failed.", as IAM does.
+// service account: 10"). One more is refused as keyLimitReached says.
 const maxUserManagedKeys = 10
 
 // CreateServiceAccountKey mints a new key on every call: a credentials file
@@ -202,7 +211,7 @@ const maxUserManagedKeys = 10
 // maxUserManagedKeys and while SetKeyCreationDisabled is on.
 func (a *adminService) CreateServiceAccountKey(_ context.Context, req *adminpb.CreateServiceAccountKeyRequest) (*adminpb.ServiceAccountKey, error) {
 	now := a.s.now()
-	disabled := a.s.fid().keysDisabled
+	disabled, keyLimitQuota := a.s.fid().keysDisabled, a.s.fid().keyLimitQuota
 	keyType := req.GetPrivateKeyType()
 	if keyType == adminpb.ServiceAccountPrivateKeyType_TYPE_UNSPECIFIED {
 		keyType = adminpb.ServiceAccountPrivateKeyType_TYPE_GOOGLE_CREDENTIALS_FILE
@@ -226,7 +235,7 @@ func (a *adminService) CreateServiceAccountKey(_ context.Context, req *adminpb.C
 		return nil, keyCreationDisabled(acc.sa.Name)
 	}
 	if len(acc.keys) >= maxUserManagedKeys {
-		return nil, status.Error(codes.FailedPrecondition, "Precondition check failed.")
+		return nil, keyLimitReached(keyLimitQuota)
 	}
 	st.keySeq++
 	sum := sha1.Sum([]byte(acc.sa.Name + "/keys/" + strconv.FormatUint(st.keySeq, 10)))

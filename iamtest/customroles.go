@@ -221,8 +221,11 @@ func (a *adminService) CreateRole(_ context.Context, req *adminpb.CreateRoleRequ
 	}
 	id := req.GetRoleId()
 	if !validCreateRoleID(id) {
+		// IAM's words, as gcloud iam roles create shows them in
+		// https://github.com/GoogleCloudPlatform/k8s-config-connector/issues/210.
 		return nil, status.Errorf(codes.InvalidArgument,
-			"invalid role_id %q: it must be 3 to 64 letters, digits, underscores and periods", id)
+			`The role_id %q is invalid. It doesn't match pattern "[a-zA-Z0-9_\.]{3,64}". `+
+				"The role_id must be 3 to 64 characters long and can be a mix of uppercase and lowercase English letters, digits, underscores and periods.", id)
 	}
 	in := req.GetRole()
 	if in.GetName() != "" { // IAM names the role from parent and role_id
@@ -280,13 +283,31 @@ func (st *state) getCustomRoleLocked(name string) (*customRole, error) {
 	return cr, nil
 }
 
-// checkCustomRoleName refuses a predefined role's name and a malformed one.
+// checkRoleName refuses a malformed role name (in GetRole, UpdateRole,
+// DeleteRole, UndeleteRole) with IAM's words, INVALID_ARGUMENT: a role ID
+// holding "-" (projects/P/roles/test-1) is refused so, as GetRole over REST
+// answered in https://github.com/pulumi/pulumi-gcp/issues/70 and
+// https://github.com/GoogleCloudPlatform/k8s-config-connector/issues/210
+// ('Error 400: The role name must be in the form "roles/{role}",
+// "organizations/{organization_id}/roles/{role}", or
+// "projects/{project_id}/roles/{role}".').
+func checkRoleName(name string) error {
+	_, _, custom := customRoleParent(name)
+	if validateRole(name) != nil || !custom && !strings.HasPrefix(name, "roles/") {
+		return status.Error(codes.InvalidArgument,
+			`The role name must be in the form "roles/{role}", "organizations/{organization_id}/roles/{role}", or "projects/{project_id}/roles/{role}".`)
+	}
+	return nil
+}
+
+// checkCustomRoleName refuses a malformed role name (checkRoleName) and a
+// predefined role's.
 func checkCustomRoleName(name string) error {
+	if err := checkRoleName(name); err != nil {
+		return err
+	}
 	if strings.HasPrefix(name, "roles/") {
 		return predefinedRoleRefusal(name)
-	}
-	if _, _, ok := customRoleParent(name); !ok {
-		return status.Errorf(codes.InvalidArgument, "invalid role name %q: expected projects/PROJECT_ID/roles/ID or organizations/ORG_ID/roles/ID", name)
 	}
 	return nil
 }
@@ -434,16 +455,14 @@ func (a *adminService) UndeleteRole(_ context.Context, req *adminpb.UndeleteRole
 	})
 }
 
-// getRole answers GetRole: a predefined role, or a custom one (deleted ones
-// included, until purged), always with its permissions.
+// getRole answers GetRole: a predefined role (predefinedRole), or a custom
+// one (deleted ones included, until purged), always with its permissions.
 func (a *adminService) getRole(name string) (*adminpb.Role, error) {
-	if err := validateRole(name); err != nil {
+	if err := checkRoleName(name); err != nil {
 		return nil, err
 	}
-	for _, r := range predefinedRoles {
-		if r.Name == name {
-			return roleView(r, adminpb.RoleView_FULL), nil
-		}
+	if strings.HasPrefix(name, "roles/") {
+		return a.predefinedRole(name)
 	}
 	return a.withCustomRole(name, func(_ *state, cr *customRole, _ time.Time) (*adminpb.Role, error) {
 		return proto.Clone(cr.role).(*adminpb.Role), nil

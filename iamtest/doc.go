@@ -79,8 +79,8 @@
 // where it is not, or where it depends on
 // the organisation, a control chooses it, with a documented default:
 // SetPropagationCodes, SetStaleReads, SetConditionalRead, RegisterProject and
-// InviteOwner, SetKnownRolesOnly and AddRoles, SetKeyCreationDisabled,
-// SetRefuseUnknownServiceAccounts, SetKnownPrincipals, SetShuffleBindings,
+// InviteOwner, SetKnownRolesOnly, AddRoles and SetPredefinedRole, SetKeyCreationDisabled,
+// SetKeyLimitExhausted, SetRefuseUnknownServiceAccounts, SetKnownPrincipals, SetShuffleBindings,
 // SetIAMMessages.
 // FailNextWith injects a ready-made IAM-shaped error (QuotaExceededError,
 // PermissionDeniedError) that carries the google.rpc.ErrorInfo reason real
@@ -161,8 +161,16 @@
 //	                              account the fake does not hold (never made,
 //	                              or deleted) is refused INVALID_ARGUMENT
 //	SetKeyCreationDisabled        off
+//	SetKeyLimitExhausted          off: an 11th key is FAILED_PRECONDITION "Precondition
+//	                              check failed." (on: RESOURCE_EXHAUSTED with RetryInfo 86,401 s)
 //	SetIAMMessages                off (injected messages start with "iamtest: injected")
-//	SetKnownRolesOnly, AddRoles   off: every well-formed role is accepted
+//	SetKnownRolesOnly, AddRoles   off: every well-formed role is accepted, and GetRole
+//	                              answers any well-formed roles/NAME (on: one the fake
+//	                              does not know is refused, and NOT_FOUND for GetRole)
+//	SetPredefinedRole             five built-in roles with permissions (roles/owner,
+//	                              editor, viewer, iam.serviceAccountUser and
+//	                              iam.serviceAccountTokenCreator); any other
+//	                              roles/NAME has none
 //	SetShuffleBindings, SeedShuffle off: bindings in stored order
 //	RegisterProject, InviteOwner  registry off: every project exists; no invitation
 //	SetServiceAccountQuota        MaxServiceAccountsPerProject (100) per project
@@ -180,7 +188,10 @@
 // per project or organization (MaxCustomRolesPerParent; deleted ones count
 // until purged), a role's description up to 300 bytes and its title,
 // description and permissions up to 64 KB, no resourcemanager.projects.list
-// in a project's role,
+// in a project's role nor in TestIamPermissions on a project,
+// ListRoles and QueryGrantableRoles pages of 300 roles by default and 1,000
+// at most (QueryTestablePermissions 100 and 1,000, ListServiceAccounts 20
+// and 100; a larger page_size is capped),
 // RoleUndeleteWindow (7 days) then RolePurgeWindow (30 days),
 // AccountUndeleteWindow (30 days), the empty TestIamPermissions answer for a
 // resource that does not exist.

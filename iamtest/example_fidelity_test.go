@@ -179,6 +179,37 @@ func ExampleServer_SetKeyCreationDisabled() {
 	// constraints/iam.disableServiceAccountKeyCreation
 }
 
+// An account's 11th key refused as IAM used to refuse it: a quota error
+// with a day of RetryInfo.
+func ExampleServer_SetKeyLimitExhausted() {
+	ctx := context.Background()
+	srv, err := iamtest.New()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+	client, err := admin.NewIamClient(ctx, srv.ClientOptions()...)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer client.Close()
+
+	sa := srv.SeedServiceAccount("my-project", "key-robot")
+	srv.SetKeyLimitExhausted(true)
+	for range 11 {
+		_, err = client.CreateServiceAccountKey(ctx, &adminpb.CreateServiceAccountKeyRequest{Name: sa.GetName()})
+	}
+	fmt.Println(status.Code(err), status.Convert(err).Message())
+	for _, d := range status.Convert(err).Details() {
+		if ri, ok := d.(*errdetails.RetryInfo); ok {
+			fmt.Println(ri.GetRetryDelay().AsDuration())
+		}
+	}
+	// Output:
+	// ResourceExhausted Maximum number of keys on account reached.
+	// 24h0m1s
+}
+
 // Injected errors read like IAM's, for code that shows or matches messages.
 func ExampleServer_SetIAMMessages() {
 	ctx := context.Background()
@@ -221,6 +252,31 @@ func ExampleServer_SetKnownRolesOnly() {
 	fmt.Println(status.Convert(err).Message())
 	// Output:
 	// Role organizations/1/roles/auditor is not supported for this resource.
+}
+
+// GetRole answers any well-formed predefined role; SetPredefinedRole gives
+// one the permissions a test reads back.
+func ExampleServer_SetPredefinedRole() {
+	ctx := context.Background()
+	srv, err := iamtest.New()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+	client, err := admin.NewIamClient(ctx, srv.ClientOptions()...)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer client.Close()
+
+	r, err := client.GetRole(ctx, &adminpb.GetRoleRequest{Name: "roles/storage.objectViewer"})
+	fmt.Println(r.GetName(), r.GetIncludedPermissions(), err)
+	srv.SetPredefinedRole("roles/storage.objectViewer", "Storage Object Viewer", "storage.objects.get", "storage.objects.list")
+	r, err = client.GetRole(ctx, &adminpb.GetRoleRequest{Name: "roles/storage.objectViewer"})
+	fmt.Println(r.GetTitle(), r.GetIncludedPermissions(), err)
+	// Output:
+	// roles/storage.objectViewer [] <nil>
+	// Storage Object Viewer [storage.objects.get storage.objects.list] <nil>
 }
 
 // A custom role becomes known to SetKnownRolesOnly.

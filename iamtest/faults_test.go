@@ -146,7 +146,7 @@ func TestLostAnswerCommits(t *testing.T) {
 	// A rate of 1 loses every answer, and a retried key creation mints twice.
 	f.srv.SetLostAnswerRate(MethodCreateServiceAccountKey, 1)
 	for range 2 {
-		_, err = f.admin.CreateServiceAccountKey(ctx, &adminpb.CreateServiceAccountKeyRequest{Name: "lost-robot@p.iam.gserviceaccount.com"})
+		_, err = f.admin.CreateServiceAccountKey(ctx, &adminpb.CreateServiceAccountKeyRequest{Name: "projects/-/serviceAccounts/lost-robot@p.iam.gserviceaccount.com"})
 		wantCode(t, err, codes.Unavailable, "")
 	}
 	if n := len(f.srv.ServiceAccountKeys("lost-robot@p.iam.gserviceaccount.com")); n != 2 {
@@ -154,11 +154,11 @@ func TestLostAnswerCommits(t *testing.T) {
 	}
 	// A failed handler has no answer to lose.
 	f.srv.SetLostAnswerRate(AnyMethod, 1)
-	_, err = f.admin.DeleteServiceAccount(ctx, &adminpb.DeleteServiceAccountRequest{Name: "ghost@p.iam.gserviceaccount.com"})
+	_, err = f.admin.DeleteServiceAccount(ctx, &adminpb.DeleteServiceAccountRequest{Name: "projects/p/serviceAccounts/ghost@p.iam.gserviceaccount.com"})
 	wantCode(t, err, codes.NotFound, "")
 	f.srv.SetLostAnswerRate(AnyMethod, 0)
 	f.srv.SetLostAnswerRate(MethodCreateServiceAccountKey, 0)
-	if _, err = f.admin.CreateServiceAccountKey(ctx, &adminpb.CreateServiceAccountKeyRequest{Name: "lost-robot@p.iam.gserviceaccount.com"}); err != nil {
+	if _, err = f.admin.CreateServiceAccountKey(ctx, &adminpb.CreateServiceAccountKeyRequest{Name: "projects/-/serviceAccounts/lost-robot@p.iam.gserviceaccount.com"}); err != nil {
 		t.Fatal(err)
 	}
 }

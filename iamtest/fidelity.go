@@ -16,6 +16,7 @@ type fidelity struct {
 	condRead        ConditionalRead
 	refuseUnknownSA bool
 	keysDisabled    bool
+	keyLimitQuota   bool // SetKeyLimitExhausted
 	iamMessages     bool
 	knownRolesOnly  bool
 	shuffle         bool
@@ -160,15 +161,29 @@ func (s *Server) SetIAMMessages(on bool) {
 }
 
 // SetKnownRolesOnly makes SetIamPolicy refuse a role the fake does not know
-// (IAM's basic and common predefined roles, those ListRoles answers, and
-// those added with AddRoles) with INVALID_ARGUMENT "Role ROLE is not
+// (IAM's basic and common predefined roles, those ListRoles answers, those
+// given by SetPredefinedRole, and those added with AddRoles) with INVALID_ARGUMENT "Role ROLE is not
 // supported for this resource.", as IAM answers for a role it does not grant
 // on that kind of resource. Which roles each kind of resource supports is
 // IAM's (https://cloud.google.com/iam/docs/roles-permissions); the fake
-// knows no kinds, so a known role is accepted everywhere. Off by default:
-// every well-formed role is accepted.
+// knows no kinds, so a known role is accepted everywhere; GetRole of an
+// unknown roles/NAME answers NOT_FOUND. Off by default: every well-formed
+// role is accepted and GetRole answers it (with no permissions).
 func (s *Server) SetKnownRolesOnly(on bool) {
 	s.setFid(func(f *fidelity) { f.knownRolesOnly = on })
+}
+
+// SetKeyLimitExhausted chooses how the fake refuses a service account's
+// 11th user-managed key (CreateServiceAccountKey, UploadServiceAccountKey).
+// On: RESOURCE_EXHAUSTED (HTTP 429) "Maximum number of keys on account
+// reached." with a google.rpc.RetryInfo of 86,401 s, as IAM answered until
+// about 2021 (gcloud output in https://github.com/kubeflow/pipelines/issues/348);
+// a Retrier whose deadline is sooner ends the call at once. Off, the
+// default: FAILED_PRECONDITION (HTTP 400) "Precondition check failed.", as
+// IAM answers since (https://github.com/googleapis/google-api-dotnet-client/issues/2027,
+// 2022: "We used to get error code 429").
+func (s *Server) SetKeyLimitExhausted(on bool) {
+	s.setFid(func(f *fidelity) { f.keyLimitQuota = on })
 }
 
 // SetShuffleBindings makes every policy the fake answers list its bindings

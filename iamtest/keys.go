@@ -226,6 +226,7 @@ func (a *adminService) UploadServiceAccountKey(_ context.Context, req *adminpb.U
 	}
 	// SetKeyCreationDisabled does not apply: uploads are governed by a
 	// constraint of their own, iam.disableServiceAccountKeyUpload.
+	keyLimitQuota := a.s.fid().keyLimitQuota
 	st := a.s.state
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -241,7 +242,7 @@ func (a *adminService) UploadServiceAccountKey(_ context.Context, req *adminpb.U
 		}
 	}
 	if len(acc.keys) >= maxUserManagedKeys {
-		return nil, status.Error(codes.FailedPrecondition, "Precondition check failed.")
+		return nil, keyLimitReached(keyLimitQuota)
 	}
 	alg := adminpb.ServiceAccountKeyAlgorithm_KEY_ALG_RSA_2048
 	if cert.PublicKey.(*rsa.PublicKey).N.BitLen() < 2048 {

@@ -238,6 +238,32 @@ func (s *Server) bumpEtag(resource string) {
 	st.storeLocked(key, next, now)
 }
 
+// notOnProject are permissions that cannot be granted on a project, only on
+// an organization: testing one on a project is a 400 Bad Request
+// (https://github.com/googleapis/google-cloud-java/issues/722: "using
+// resourcemanager.projects.create or resourcemanager.projects.list in a
+// testPermissions call leads to a 400 Bad Request error ... Create and list
+// should be tested on an organization").
+var notOnProject = map[string]bool{"resourcemanager.projects.create": true, "resourcemanager.projects.list": true}
+
+// checkProjectPermissions refuses, INVALID_ARGUMENT, a permission of
+// notOnProject tested on projects/P. IAM's words for it are not in public
+// sources: the message is the one IAM gives such a permission in a
+// project's custom role ("Permission resourcemanager.projects.list is not
+// valid.", https://github.com/terraform-google-modules/terraform-google-iam/issues/158).
+func checkProjectPermissions(resource string, perms []string) error {
+	project, ok := strings.CutPrefix(resource, "projects/")
+	if !ok || strings.Contains(project, "/") {
+		return nil
+	}
+	for _, p := range perms {
+		if notOnProject[p] {
+			return status.Errorf(codes.InvalidArgument, "Permission %s is not valid.", p)
+		}
+	}
+	return nil
+}
+
 // testPermissions implements TestIamPermissions for every service.
 func (s *Server) testPermissions(req *iampb.TestIamPermissionsRequest, resolve resolver) (*iampb.TestIamPermissionsResponse, error) {
 	if err := checkResource(req.GetResource()); err != nil {
@@ -248,6 +274,9 @@ func (s *Server) testPermissions(req *iampb.TestIamPermissionsRequest, resolve r
 			return nil, status.Errorf(codes.InvalidArgument,
 				"invalid permission %q: a permission is SERVICE.RESOURCE.VERB, without wildcards", p)
 		}
+	}
+	if err := checkProjectPermissions(req.GetResource(), req.GetPermissions()); err != nil {
+		return nil, err
 	}
 	st := s.state
 	st.mu.Lock()

@@ -163,7 +163,7 @@ func (s *Server) AddRoles(roles ...string) {
 // role it does not support on a resource. st.mu must be held.
 func (st *state) checkKnownRoles(bs []*iampb.Binding) error {
 	for _, b := range bs {
-		known := st.roles[b.Role] || st.liveCustomRoleLocked(b.Role) || slices.ContainsFunc(predefinedRoles, func(r *adminpb.Role) bool { return r.Name == b.Role })
+		known := st.roles[b.Role] || st.liveCustomRoleLocked(b.Role) || slices.ContainsFunc(st.predefinedRolesLocked(), func(r *adminpb.Role) bool { return r.Name == b.Role })
 		if !known {
 			return status.Errorf(codes.InvalidArgument, "Role %s is not supported for this resource.", b.Role)
 		}

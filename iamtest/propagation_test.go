@@ -29,8 +29,8 @@ func TestPropagationByTime(t *testing.T) {
 			return err
 		},
 	}
-	_, err := f.admin.GetServiceAccount(ctx, &adminpb.GetServiceAccountRequest{Name: sa.Email})
-	wantCode(t, err, codes.NotFound, "Service account "+sa.Email+" does not exist.")
+	_, err := f.admin.GetServiceAccount(ctx, &adminpb.GetServiceAccountRequest{Name: sa.Name})
+	wantCode(t, err, codes.NotFound, "Service account "+sa.Name+" does not exist.")
 	for _, read := range reads {
 		wantCode(t, read(), codes.NotFound, "Service account "+sa.Name+" does not exist.")
 	}
@@ -47,7 +47,7 @@ func TestPropagationByTime(t *testing.T) {
 	// Off by default, and settable later.
 	f.srv.SetPropagationDelay(0)
 	createSA(t, f, "p", "other-robot")
-	if _, err := f.admin.GetServiceAccount(ctx, &adminpb.GetServiceAccountRequest{Name: "other-robot@p.iam.gserviceaccount.com"}); err != nil {
+	if _, err := f.admin.GetServiceAccount(ctx, &adminpb.GetServiceAccountRequest{Name: "projects/-/serviceAccounts/other-robot@p.iam.gserviceaccount.com"}); err != nil {
 		t.Fatal(err)
 	}
 }

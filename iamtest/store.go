@@ -34,11 +34,12 @@ type state struct {
 
 	prev map[string]written // resource -> what it held before its last write
 
-	projects map[string]string // registered project ID -> number
-	numbers  map[string]string // registered project number -> ID
-	invited  map[string]bool   // "projects/ID member" invited to be an owner
-	roles    map[string]bool   // roles added with AddRoles
-	shuffle  *rand.Rand        // the order of answered bindings (SetShuffleBindings)
+	projects  map[string]string        // registered project ID -> number
+	numbers   map[string]string        // registered project number -> ID
+	invited   map[string]bool          // "projects/ID member" invited to be an owner
+	roles     map[string]bool          // roles added with AddRoles
+	rolePerms map[string]*adminpb.Role // predefined roles given by SetPredefinedRole
+	shuffle   *rand.Rand               // the order of answered bindings (SetShuffleBindings)
 
 	customRoles     map[string]*customRole     // custom role name -> role (customroles.go)
 	deletedAccounts map[string]*deletedAccount // unique ID -> deleted account (accountwrites.go)
@@ -64,14 +65,15 @@ type account struct {
 
 func newState(seed int64) *state {
 	return &state{
-		policies: map[string]*iampb.Policy{},
-		accounts: map[string]*account{},
-		prev:     map[string]written{},
-		projects: map[string]string{},
-		numbers:  map[string]string{},
-		invited:  map[string]bool{},
-		roles:    map[string]bool{},
-		shuffle:  rand.New(rand.NewPCG(uint64(seed), pcgStream+1)),
+		policies:  map[string]*iampb.Policy{},
+		accounts:  map[string]*account{},
+		prev:      map[string]written{},
+		projects:  map[string]string{},
+		numbers:   map[string]string{},
+		invited:   map[string]bool{},
+		roles:     map[string]bool{},
+		rolePerms: map[string]*adminpb.Role{},
+		shuffle:   rand.New(rand.NewPCG(uint64(seed), pcgStream+1)),
 
 		customRoles:     map[string]*customRole{},
 		deletedAccounts: map[string]*deletedAccount{},
