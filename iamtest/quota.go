@@ -55,24 +55,16 @@ var (
 )
 
 // SetQuotas turns IAM's per-minute request quotas on or off (off by
-// default): with them on, a call past QuotaV1ReadsPerMinute,
-// QuotaV1WritesPerMinute (the admin service), QuotaV2ReadsPerMinute or
-// QuotaV2WritesPerMinute (deny policies and their operations) in one minute
-// of the fake's clock is refused before the fake acts, as Google's front end
-// refuses it (https://cloud.google.com/docs/quotas/troubleshoot):
-// RESOURCE_EXHAUSTED (HTTP 429) "Quota exceeded for quota metric 'Write
-// requests' and limit 'Write requests per minute' of service
-// 'iam.googleapis.com' for consumer 'project_number:N'.", with a
-// google.rpc.ErrorInfo of reason ReasonRateLimitExceeded and a
-// google.rpc.QuotaFailure, and no google.rpc.RetryInfo (Google's documented
-// quota errors carry none; SetRetryInfo does not add one here). Reads are
-// the Get, List, Query, Test, Lint and Search methods. The consumer is the
-// x-goog-user-project of the call (gRPC), else project 0; minutes are whole
-// minutes of the fake's clock (IAM's accounting is not documented more
-// precisely); the v2 quotas' metric and limit names are the fake's own (IAM
-// does not document them). Other services' methods (Resource Manager's) are
-// not counted.
-// Turning it on or off starts the count afresh; ResetFaults leaves it.
+// default): QuotaV1ReadsPerMinute and QuotaV1WritesPerMinute for the admin
+// service, QuotaV2ReadsPerMinute and QuotaV2WritesPerMinute for deny
+// policies and their operations, per consumer (the call's
+// x-goog-user-project, else project 0) and whole minute of the fake's clock.
+// A call past them is refused before the fake acts, as Google's front end
+// refuses it (https://cloud.google.com/docs/quotas/troubleshoot): HTTP 429
+// RESOURCE_EXHAUSTED "Quota exceeded for quota metric ...", with ErrorInfo
+// ReasonRateLimitExceeded and a QuotaFailure, and no RetryInfo. Reads are
+// the Get, List, Query, Test, Lint and Search methods; other services are
+// not counted. Switching starts the count afresh; ResetFaults leaves it.
 func (s *Server) SetQuotas(on bool) {
 	s.quotas.mu.Lock()
 	defer s.quotas.mu.Unlock()
