@@ -11,25 +11,29 @@ VET := cmd/iamretryvet
 
 all: lint test
 
-## test: every test of the three modules, race detector on, nothing cached.
-## The modules run side by side (the CLI's tests wait on child processes
-## much of the time); each one's output is printed whole when it ends, and
-## the target fails when any fails.
+## test: every test of the three modules, nothing cached, race detector on
+## for the library and the CLI. The vet tool's tests run without it here:
+## its analyzers keep no shared state and start no goroutine, and x/tools'
+## type checker under -race tripled make test's time (make flakes runs them
+## under -race). The modules run side by side (the CLI's tests wait on child
+## processes much of the time); each one's output is printed whole when it
+## ends, and the target fails when any fails.
 test:
 	@lib=$$(mktemp); cli=$$(mktemp); vet=$$(mktemp); \
 	( $(GO) test -race -count=1 ./... >$$lib 2>&1; echo $$? >$$lib.rc ) & \
 	( $(GO) -C $(CLI) test -race -count=1 ./... >$$cli 2>&1; echo $$? >$$cli.rc ) & \
-	( $(GO) -C $(VET) test -race -count=1 ./... >$$vet 2>&1; echo $$? >$$vet.rc ) & \
+	( $(GO) -C $(VET) test -count=1 ./... >$$vet 2>&1; echo $$? >$$vet.rc ) & \
 	wait; \
 	echo "$(GO) test -race -count=1 ./..."; cat $$lib; \
 	echo "$(GO) -C $(CLI) test -race -count=1 ./..."; cat $$cli; \
-	echo "$(GO) -C $(VET) test -race -count=1 ./..."; cat $$vet; \
+	echo "$(GO) -C $(VET) test -count=1 ./..."; cat $$vet; \
 	rc=$$(( $$(cat $$lib.rc) | $$(cat $$cli.rc) | $$(cat $$vet.rc) )); \
 	rm -f $$lib $$lib.rc $$cli $$cli.rc $$vet $$vet.rc; exit $$rc
 
 ## flakes: the flake hunt (slow: the better part of an hour on 2 cores).
-## Every test of the library 50 times (FLAKES_COUNT) and the CLI's 10 times
-## (FLAKES_CLI_COUNT), race detector on, first as the machine is, then
+## Every test of the library 50 times (FLAKES_COUNT), the CLI's 10 times
+## (FLAKES_CLI_COUNT) and the vet tool's twice (FLAKES_VET_COUNT), race
+## detector on, first as the machine is, then
 ## beside two CPU-bound busy loops that the target starts and always stops
 ## (also when a run fails or make is interrupted; a loop whose recipe is
 ## gone ends on its own). A test that fails once in fifty runs is broken:
@@ -38,6 +42,7 @@ test:
 ## is printed), and fails when any test failed even once.
 FLAKES_COUNT ?= 50
 FLAKES_CLI_COUNT ?= 10
+FLAKES_VET_COUNT ?= 2
 FLAKES_TIMEOUT ?= 2h
 flakes:
 	@logs=$$(mktemp -d "$${TMPDIR:-/tmp}/iamretry-flakes.XXXXXX"); loops=""; bad=0; \
@@ -56,6 +61,7 @@ flakes:
 	suite() { \
 		run $$1-lib $(GO) test -race -count=$(FLAKES_COUNT) -timeout=$(FLAKES_TIMEOUT) ./...; \
 		run $$1-cli $(GO) -C $(CLI) test -race -count=$(FLAKES_CLI_COUNT) -timeout=$(FLAKES_TIMEOUT) ./...; \
+		run $$1-vet $(GO) -C $(VET) test -race -count=$(FLAKES_VET_COUNT) -timeout=$(FLAKES_TIMEOUT) ./...; \
 	}; \
 	echo "flakes: logs in $$logs (kept when a run fails); quiet first, then beside two busy loops"; \
 	suite quiet; \
