@@ -60,6 +60,9 @@ Policies are google.iam.v1.Policy in the REST JSON form (version, bindings
 with role, members, condition), roles google.iam.admin.v1.Role, deny
 policies google.iam.v2.Policy.
 
+--quotas enforces IAM's per-minute request quotas (off by default), so that
+a pipeline's sixth deny-policy change in a minute meets the 429 IAM sends.
+
 --strict refuses grants as IAM does: to a service account the fake does not
 hold ("Service account EMAIL does not exist."), and, when the seed file lists
 users or groups, to any other user or group ("User EMAIL does not exist.").
@@ -79,6 +82,7 @@ type fakeServerFlags struct {
 	seedFile    string
 	strict      bool
 	queryBinds  bool
+	quotas      bool
 	methodFail  methodRates
 	methodLost  methodRates
 	timeScale   float64 // the fake's clock runs this many times faster (tests)
@@ -136,7 +140,7 @@ func fakeServerCommand() *command {
 	return &command{
 		name:    "fake-server",
 		summary: "serve a fake IAM API on a local port, with fault injection",
-		usage:   "iamretry fake-server [--listen 127.0.0.1:8085] [--rest-listen 127.0.0.1:8086] [--seed-file FILE] [--strict] [--fail-rate P --codes UNAVAILABLE,INTERNAL] [--method-fail-rate METHOD=P] [--lost-answer-rate P] [--method-lost-answer-rate METHOD=P] [--latency D] [--propagation D] [--propagation-reads N]",
+		usage:   "iamretry fake-server [--listen 127.0.0.1:8085] [--rest-listen 127.0.0.1:8086] [--seed-file FILE] [--strict] [--quotas] [--fail-rate P --codes UNAVAILABLE,INTERNAL] [--method-fail-rate METHOD=P] [--lost-answer-rate P] [--method-lost-answer-rate METHOD=P] [--latency D] [--propagation D] [--propagation-reads N]",
 		long:    fakeServerLong,
 		flags: func(fs *flag.FlagSet) func(context.Context, *cmdIO, []string) error {
 			f := &fakeServerFlags{methodFail: methodRates{flagName: "method-fail-rate"}, methodLost: methodRates{flagName: "method-lost-answer-rate"}}
@@ -153,6 +157,7 @@ func fakeServerCommand() *command {
 			fs.BoolVar(&f.strict, "strict", false, "refuse grants to service accounts the fake does not hold, and to users and groups the seed file does not list (when it lists any), as IAM does")
 			fs.Var(&f.methodFail, "method-fail-rate", "METHOD=P: probability that a call of METHOD fails with one of --codes (repeatable; wins over --fail-rate)")
 			fs.Var(&f.methodLost, "method-lost-answer-rate", "METHOD=P: probability that a call of METHOD commits and answers UNAVAILABLE (repeatable; wins over --lost-answer-rate)")
+			fs.BoolVar(&f.quotas, "quotas", false, "enforce IAM's per-minute request quotas per project: v1 6,000 reads and 600 writes, deny policies (v2) 5 and 5; past them a call is refused RESOURCE_EXHAUSTED (429) as Google's front end refuses it, without RetryInfo")
 			fs.BoolVar(&f.queryBinds, "rest-query-binds-body", false, "on the REST face, bind query parameters to request fields also on methods whose body is the whole request")
 			fs.Float64Var(&f.timeScale, "time-scale", 1, hiddenUsage+"run the fake's clock (latency, propagation) this many times faster (tests)")
 			return func(ctx context.Context, cio *cmdIO, args []string) error {
@@ -297,6 +302,7 @@ func startFakeServer(f *fakeServerFlags) (*fakeRun, error) {
 		srv.SetKnownPrincipals() // users and groups are checked under --strict only
 	}
 	srv.SetRESTQueryBindsBodyFields(f.queryBinds)
+	srv.SetQuotas(f.quotas)
 	for _, m := range f.methodFail.order {
 		srv.SetFailureRate(m, f.methodFail.rates[m], f.failCodes...)
 	}
@@ -349,6 +355,9 @@ func runFakeServer(ctx context.Context, cio *cmdIO, f *fakeServerFlags) error {
 	fmt.Fprintf(w, "  faults: %s\n", f.describeFaults())
 	if f.seedFile != "" {
 		fmt.Fprintf(w, "  seeded from %s\n", f.seedFile)
+	}
+	if f.quotas {
+		fmt.Fprintf(w, "  quotas: IAM's per-minute request quotas per project are enforced (deny policies: 5 reads and 5 writes a minute)\n")
 	}
 	if f.strict {
 		fmt.Fprintf(w, "  strict: grants to service accounts it does not hold, and to users and groups the seed file does not list, are refused\n")
