@@ -692,21 +692,9 @@ func (run *applyRun) converge(ctx context.Context, u *policy.Updater, st *resSta
 	}
 	_, err := u.Update(ctx, res.key, mut)
 	st.mu.Lock()
-	defer st.mu.Unlock()
-	st.attempts = max(st.attempts, 1)
-	var wl *waitLimitError
-	switch {
-	case err == nil && (st.lastChanged || st.ambiguous):
-		st.outcome = outChanged
-	case err == nil:
-		st.outcome = outUnchanged
-	case errors.As(context.Cause(ctx), &wl):
-		st.outcome, st.err = outFailed, wl
-	case errors.Is(context.Cause(ctx), errStopped) || run.stopping.Load() && ctx.Err() != nil:
-		st.outcome, st.err = outInterrupted, err
-	default:
-		st.outcome, st.err = outFailed, err
-	}
+	changed := st.lastChanged || st.ambiguous
+	st.mu.Unlock()
+	run.finish(ctx, st, changed, err)
 }
 
 // mutate converges p to what the file says of the resource, by the

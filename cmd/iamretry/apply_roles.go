@@ -279,11 +279,12 @@ func (run *applyRun) convergeRole(ctx context.Context, sc *sidecar, st *resState
 	if errors.Is(err, role.ErrDeleted) {
 		err = deletedRole(res.name, err)
 	}
-	run.finishSidecar(ctx, st, created || changed, err)
+	run.finish(ctx, st, created || changed, err)
 }
 
-// finishSidecar records the outcome of a role or deny entry.
-func (run *applyRun) finishSidecar(ctx context.Context, st *resState, changed bool, err error) {
+// finish records the outcome of a resource, role or deny entry: changed
+// tells whether it wrote (or may have written) anything.
+func (run *applyRun) finish(ctx context.Context, st *resState, changed bool, err error) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.attempts = max(st.attempts, 1)
@@ -394,7 +395,7 @@ func (run *applyRun) convergeDeny(ctx context.Context, sc *sidecar, st *resState
 	ad := st.res.deny
 	cs := denyChanges(ad)
 	if len(cs) == 0 {
-		run.finishSidecar(ctx, st, false, nil)
+		run.finish(ctx, st, false, nil)
 		return
 	}
 	defer sc.lock(ad.attachment)()
@@ -410,7 +411,7 @@ func (run *applyRun) convergeDeny(ctx context.Context, sc *sidecar, st *resState
 		st.writes++
 		st.mu.Unlock()
 	}
-	run.finishSidecar(ctx, st, changed, err)
+	run.finish(ctx, st, changed, err)
 }
 
 // readDeny reads a deny policy without the 404 opt-in.
