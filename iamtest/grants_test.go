@@ -188,7 +188,7 @@ func TestUpdaterWaitsForMissingAccountUnderOptIn(t *testing.T) {
 		start := time.Now()
 		var wg sync.WaitGroup
 		wg.Go(func() {
-			time.Sleep(5 * time.Second)
+			inBubble(5 * time.Second)
 			srv.SeedServiceAccount("p", "late-robot")
 		})
 		p, err := u.Update(interceptor.RetryNotFoundContext(ctx), "projects/p", policy.AddBinding("roles/viewer", member))

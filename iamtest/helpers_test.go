@@ -101,3 +101,8 @@ func panicMessage(f func()) (msg string) {
 	f()
 	return "no panic"
 }
+
+// inBubble moves the clock of the synctest bubble its caller runs in by d,
+// in no real time: a bubble's time.Sleep returns once every other goroutine
+// of the bubble is durably blocked. Call it only inside synctest.Test.
+func inBubble(d time.Duration) { time.Sleep(d) }

@@ -75,7 +75,7 @@ func TestQuotaV2DenyReads(t *testing.T) {
 			}
 		}
 		srv.SetQuotas(true)
-		time.Sleep(time.Minute) // a fresh minute
+		inBubble(time.Minute) // a fresh minute
 		for i := range iamtest.QuotaV2ReadsPerMinute {
 			if err := get(g); status.Code(err) != codes.NotFound {
 				t.Fatalf("read %d of the minute: %v", i+1, err)
@@ -85,7 +85,7 @@ func TestQuotaV2DenyReads(t *testing.T) {
 		if n := srv.CountCalls(iamtest.MethodGetPolicy); n != 2*iamtest.QuotaV2ReadsPerMinute+2 {
 			t.Fatalf("%d calls logged", n)
 		}
-		time.Sleep(time.Minute)
+		inBubble(time.Minute)
 		if err := get(g); status.Code(err) != codes.NotFound {
 			t.Fatalf("the next minute: %v", err)
 		}
