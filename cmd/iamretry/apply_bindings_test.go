@@ -9,8 +9,6 @@ import (
 
 	"cloud.google.com/go/iam/admin/apiv1/adminpb"
 	"cloud.google.com/go/iam/apiv1/iampb"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 )
 
 // grantsOf lists a policy's grants as "ROLE[ if TITLE] MEMBER", sorted.
@@ -39,16 +37,8 @@ func TestApplyBindingsAuthoritative(t *testing.T) {
 	for _, transport := range []string{"grpc", "rest"} {
 		t.Run(transport, func(t *testing.T) {
 			fake := startFakeProc(t)
-			ep := fake.grpcEP()
-			if transport == "rest" {
-				ep = fake.restEP()
-			}
-			conn, err := grpc.NewClient(fake.grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Close()
-			admin := adminpb.NewIAMClient(conn)
+			ep := fake.ep(transport)
+			admin := fake.admin(t)
 			sa, err := admin.CreateServiceAccount(context.Background(), &adminpb.CreateServiceAccountRequest{
 				Name: "projects/test-bind", AccountId: "gone-soon", ServiceAccount: &adminpb.ServiceAccount{DisplayName: "gone"}})
 			if err != nil {
@@ -141,10 +131,7 @@ func TestApplyLastOwner(t *testing.T) {
 	for _, transport := range []string{"grpc", "rest"} {
 		t.Run(transport, func(t *testing.T) {
 			fake := startFakeProc(t)
-			ep := fake.grpcEP()
-			if transport == "rest" {
-				ep = fake.restEP()
-			}
+			ep := fake.ep(transport)
 			const owner = "serviceAccount:root@test-own.iam.gserviceaccount.com"
 			seed := writeTemp(t, "seed.yaml", `resources:
   - resource: projects/test-own

@@ -100,10 +100,7 @@ func TestApplyResourceWait(t *testing.T) {
 	for _, transport := range []string{"grpc", "rest"} {
 		t.Run(transport, func(t *testing.T) {
 			fake := startFakeProc(t)
-			ep := fake.grpcEP()
-			if transport == "rest" {
-				ep = fake.restEP()
-			}
+			ep := fake.ep(transport)
 			path := writeTemp(t, "gone.yaml", `resources:
   - resource: projects/test-wait/serviceAccounts/nobody@test-wait.iam.gserviceaccount.com
     add: [{role: roles/iam.serviceAccountUser, member: "user:a@example.com"}]
@@ -148,10 +145,7 @@ func TestApplyMemberWait(t *testing.T) {
 	for _, transport := range []string{"grpc", "rest"} {
 		t.Run(transport, func(t *testing.T) {
 			fake := startFakeProc(t, "--propagation", "1h")
-			ep := fake.grpcEP()
-			if transport == "rest" {
-				ep = fake.restEP()
-			}
+			ep := fake.ep(transport)
 			conn, err := grpc.NewClient(fake.grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 			if err != nil {
 				t.Fatal(err)

@@ -24,10 +24,7 @@ func TestApplyDetailedExitcode(t *testing.T) {
 	for _, transport := range []string{"grpc", "rest"} {
 		t.Run(transport, func(t *testing.T) {
 			fake := startFakeProc(t)
-			ep := fake.grpcEP()
-			if transport == "rest" {
-				ep = fake.restEP()
-			}
+			ep := fake.ep(transport)
 			path := writeTemp(t, "plan.yaml", planFile)
 			plan := append([]string{"apply", "-f", path, "--dry-run", "--detailed-exitcode"}, ep...)
 

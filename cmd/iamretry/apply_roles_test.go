@@ -49,10 +49,7 @@ func TestApplyRolesAndDeny(t *testing.T) {
 	for _, transport := range []string{"grpc", "rest"} {
 		t.Run(transport, func(t *testing.T) {
 			fake := startFakeProc(t)
-			ep := fake.grpcEP()
-			if transport == "rest" {
-				ep = fake.restEP()
-			}
+			ep := fake.ep(transport)
 			conn, err := grpc.NewClient(fake.grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 			if err != nil {
 				t.Fatal(err)

@@ -151,6 +151,26 @@ func (f *fakeProc) restEP() []string {
 	return []string{"--transport", "rest", "--endpoint", f.restURL, "--insecure", "--time-scale", "100"}
 }
 
+// ep is grpcEP or restEP, by the transport's name ("grpc", "rest").
+func (f *fakeProc) ep(transport string) []string {
+	if transport == "rest" {
+		return f.restEP()
+	}
+	return f.grpcEP()
+}
+
+// admin is an IAM admin client straight to the fake (gRPC, no iamretry),
+// closed when the test ends.
+func (f *fakeProc) admin(t *testing.T) adminpb.IAMClient {
+	t.Helper()
+	conn, err := grpc.NewClient(f.grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return adminpb.NewIAMClient(conn)
+}
+
 // policyOf reads a policy straight from the fake (gRPC, no retries).
 func (f *fakeProc) policyOf(t *testing.T, resource string) *iampb.Policy {
 	t.Helper()
@@ -406,10 +426,7 @@ func TestApplyPlanApplyRerun(t *testing.T) {
 	for _, transport := range []string{"grpc", "rest"} {
 		t.Run(transport, func(t *testing.T) {
 			fake := startFakeProc(t)
-			ep := fake.grpcEP()
-			if transport == "rest" {
-				ep = fake.restEP()
-			}
+			ep := fake.ep(transport)
 			// Someone else's grant, and one the file removes.
 			seed := writeTemp(t, "seed.yaml", `resources:
   - resource: projects/test-plan
@@ -500,10 +517,7 @@ func TestApplyFailuresExit1(t *testing.T) {
     add: [{role: roles/viewer, member: "user:a@example.com"}]
 `)
 	for _, transport := range []string{"grpc", "rest"} {
-		ep := fake.grpcEP()
-		if transport == "rest" {
-			ep = fake.restEP()
-		}
+		ep := fake.ep(transport)
 		r := applyProc(t, "", append([]string{"apply", "-f", path}, ep...)...)
 		if r.code != exitFailure {
 			t.Errorf("%s: exit %d, want 1:\n%s%s", transport, r.code, r.stdout, r.stderr)

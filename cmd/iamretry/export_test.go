@@ -8,8 +8,6 @@ import (
 	"testing"
 
 	"cloud.google.com/go/iam/admin/apiv1/adminpb"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 )
 
 // TestExportRoundTrip, over both transports: export writes every role and
@@ -22,16 +20,8 @@ func TestExportRoundTrip(t *testing.T) {
 	for _, transport := range []string{"grpc", "rest"} {
 		t.Run(transport, func(t *testing.T) {
 			fake := startFakeProc(t)
-			ep := fake.grpcEP()
-			if transport == "rest" {
-				ep = fake.restEP()
-			}
-			conn, err := grpc.NewClient(fake.grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Close()
-			admin := adminpb.NewIAMClient(conn)
+			ep := fake.ep(transport)
+			admin := fake.admin(t)
 			sa, err := admin.CreateServiceAccount(context.Background(), &adminpb.CreateServiceAccountRequest{
 				Name: "projects/test-exp", AccountId: "gone-soon", ServiceAccount: &adminpb.ServiceAccount{DisplayName: "gone"}})
 			if err != nil {
@@ -153,10 +143,7 @@ func TestExportRoles(t *testing.T) {
 	for _, transport := range []string{"grpc", "rest"} {
 		t.Run(transport, func(t *testing.T) {
 			fake := startFakeProc(t)
-			ep := fake.grpcEP()
-			if transport == "rest" {
-				ep = fake.restEP()
-			}
+			ep := fake.ep(transport)
 			const name = "projects/test-exr/roles/deployer"
 			seed := writeTemp(t, "seed.yaml", `roles:
   - role: `+name+`
