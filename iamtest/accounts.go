@@ -245,7 +245,7 @@ func (st *state) checkPrincipalLocked(m string, had map[string]bool) error {
 		return nil
 	}
 	kind, email, _ := strings.Cut(m, ":")
-	if (kind != "user" && kind != "group") || st.principals[canonicalMember(m)] {
+	if _, known := st.principals[canonicalMember(m)]; known || (kind != "user" && kind != "group") {
 		return nil
 	}
 	what := "User"

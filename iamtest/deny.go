@@ -149,6 +149,11 @@ func (s *Server) seedDenyPolicy(name string, p *iamv2pb.Policy) (*iamv2pb.Policy
 	if err != nil {
 		return nil, err
 	}
+	if p != nil {
+		if err := s.checkDenyEmailCase(p); err != nil {
+			return nil, err
+		}
+	}
 	now, unlock := s.lockDeny()
 	defer unlock()
 	ds := s.deny
@@ -587,6 +592,9 @@ func (d *denyService) CreatePolicy(_ context.Context, req *iamv2pb.CreatePolicyR
 	if err := validateDenyPolicy(req.GetPolicy()); err != nil {
 		return nil, err
 	}
+	if err := s.checkDenyEmailCase(req.GetPolicy()); err != nil {
+		return nil, err
+	}
 	target := parent + "/" + req.GetPolicyId()
 	now, unlock := s.lockDeny()
 	defer unlock()
@@ -619,6 +627,9 @@ func (d *denyService) UpdatePolicy(_ context.Context, req *iamv2pb.UpdatePolicyR
 		return nil, err
 	}
 	if err := validateDenyPolicy(req.GetPolicy()); err != nil {
+		return nil, err
+	}
+	if err := s.checkDenyEmailCase(req.GetPolicy()); err != nil {
 		return nil, err
 	}
 	return s.guardedWrite(MethodUpdatePolicy, canon, req.GetPolicy().GetName(), req.GetPolicy().GetEtag(), proto.Clone(req.GetPolicy()).(*iamv2pb.Policy))

@@ -190,3 +190,67 @@ func TestDenyPermissionGroups(t *testing.T) {
 		}
 	}
 }
+
+// TestDenyEmailCase: IAM validates the email of a deny principal strictly
+// and refuses it "if case does not match" the account's (the Terraform
+// provider's deny-policy support,
+// https://github.com/GoogleCloudPlatform/magic-modules/pull/5854). The
+// account's case is lower case unless SetKnownPrincipals gave another; a
+// service account's is always lower case. Workforce and workload subjects
+// are attribute values, kept as written. IAM's words for the refusal are not
+// public: the test checks the code and that the message names the case.
+func TestDenyEmailCase(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	srv := iamtest.NewServer(t)
+	srv.SetKnownPrincipals("user:Jane.Doe@example.com", "group:admins@example.com")
+	for face, c := range denyFaces(t, srv) {
+		ok := []string{
+			"principal://goog/subject/alice@example.com",
+			"principal://goog/subject/Jane.Doe@example.com",
+			"principalSet://goog/group/admins@example.com",
+			"principal://iam.googleapis.com/projects/-/serviceAccounts/ci@my-project.iam.gserviceaccount.com",
+			"deleted:principal://goog/subject/bob@example.com?uid=123",
+			"principal://iam.googleapis.com/locations/global/workforcePools/altostrat/subject/Raha@Altostrat.com",
+		}
+		var rules []*iamv2pb.PolicyRule
+		for _, p := range ok {
+			rules = append(rules, denyRule(p, "iam.googleapis.com/roles.delete"))
+		}
+		id := "case-" + strings.ToLower(face)
+		p := createDeny(t, c, id, rules...)
+		for i, want := range ok {
+			if got := p.GetRules()[i].GetDenyRule().GetDeniedPrincipals()[0]; got != want {
+				t.Errorf("%s: stored %s, want %s as written", face, got, want)
+			}
+		}
+		bad := []string{
+			"principal://goog/subject/Alice@example.com",
+			"principal://goog/subject/jane.doe@example.com",
+			"principalSet://goog/group/Admins@Example.com",
+			"principal://iam.googleapis.com/projects/-/serviceAccounts/CI@my-project.iam.gserviceaccount.com",
+			"deleted:principal://goog/subject/Bob@example.com?uid=123",
+			"deleted:principal://iam.googleapis.com/projects/-/serviceAccounts/ci@My-Project.iam.gserviceaccount.com?uid=7",
+		}
+		for _, pr := range bad {
+			_, err := c.CreatePolicy(ctx, &iamv2pb.CreatePolicyRequest{Parent: denyParent, PolicyId: "bad",
+				Policy: &iamv2pb.Policy{Rules: []*iamv2pb.PolicyRule{denyRule(pr, "iam.googleapis.com/roles.delete")}}})
+			if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "case") {
+				t.Errorf("%s: CreatePolicy denying %s: %v, want INVALID_ARGUMENT naming the case", face, pr, err)
+			}
+			r := denyRule("principalSet://goog/public:all", "iam.googleapis.com/roles.delete")
+			r.GetDenyRule().ExceptionPrincipals = []string{pr}
+			_, err = c.UpdatePolicy(ctx, &iamv2pb.UpdatePolicyRequest{Policy: &iamv2pb.Policy{
+				Name: p.GetName(), Etag: p.GetEtag(), Rules: []*iamv2pb.PolicyRule{r}}})
+			if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "exception_principals") {
+				t.Errorf("%s: UpdatePolicy excepting %s: %v, want INVALID_ARGUMENT naming exception_principals", face, pr, err)
+			}
+		}
+	}
+	if err := panicMessage(func() {
+		srv.SeedDenyPolicy(denyParent+"/seeded", &iamv2pb.Policy{Rules: []*iamv2pb.PolicyRule{
+			denyRule("principal://goog/subject/Alice@example.com", "iam.googleapis.com/roles.delete")}})
+	}); !strings.Contains(err, "case") {
+		t.Errorf("SeedDenyPolicy of a mis-cased email: panic %q, want one naming the case", err)
+	}
+}

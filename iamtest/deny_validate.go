@@ -183,3 +183,61 @@ func checkDenialCondition(expr string) string {
 	}
 	return ""
 }
+
+// denyEmailKinds are the deny principals that name an account by email, and
+// the allow-policy kind whose SetKnownPrincipals entry gives its case ("" for
+// service accounts, whose emails are always lower case). deleted: forms
+// wrap the same identifiers.
+var denyEmailKinds = []struct{ prefix, kind string }{
+	{"principal://goog/subject/", "user"},
+	{"principalSet://goog/group/", "group"},
+	{"principal://iam.googleapis.com/projects/-/serviceAccounts/", ""},
+}
+
+// checkDenyEmailCase refuses a deny principal whose email is not written in
+// its account's case: IAM validates email-based deny principals strictly and
+// rejects one "if case does not match"
+// (https://github.com/GoogleCloudPlatform/magic-modules/pull/5854, the
+// Terraform provider's deny-policy support). The account's case is the one
+// SetKnownPrincipals gave, else lower case. IAM's words are not public:
+// the message is the fake's.
+func (s *Server) checkDenyEmailCase(p *iamv2pb.Policy) error {
+	st := s.state
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for i, r := range p.GetRules() {
+		d := r.GetDenyRule()
+		for j, prs := range [][]string{d.GetDeniedPrincipals(), d.GetExceptionPrincipals()} {
+			field := [...]string{"denied_principals", "exception_principals"}[j]
+			for _, pr := range prs {
+				email, want := st.denyEmailLocked(pr)
+				if email != want {
+					return status.Errorf(codes.InvalidArgument,
+						"invalid rules[%d].deny_rule.%s value %q: the email's case does not match the account's, %s (deny policies compare emails case-sensitively)", i, field, pr, want)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// denyEmailLocked returns the email a deny principal names, and that email
+// in its account's case; both "" when pr names no account by email. st.mu
+// must be held.
+func (st *state) denyEmailLocked(pr string) (email, canonical string) {
+	v := strings.TrimPrefix(pr, "deleted:")
+	for _, k := range denyEmailKinds {
+		e, ok := strings.CutPrefix(v, k.prefix)
+		if !ok {
+			continue
+		}
+		e, _, _ = strings.Cut(e, "?uid=")
+		if k.kind != "" {
+			if given, known := st.principals[k.kind+":"+strings.ToLower(e)]; known {
+				return e, strings.TrimPrefix(given, k.kind+":")
+			}
+		}
+		return e, strings.ToLower(e)
+	}
+	return "", ""
+}

@@ -178,7 +178,8 @@
 //	ResetCallerPermissions        the caller holds every well-formed permission
 //	SetProjectsWithoutOrganization off: a project's last owner may be removed
 //	SetRESTQueryBindsBodyFields   off: query parameters of a body "*" REST method are ignored
-//	SetKnownPrincipals            off: every user and group exists
+//	SetKnownPrincipals            off: every user and group exists (deny-policy emails
+//	                              then must be lower case)
 //	SetQuotas                     off: no per-minute quota (on: IAM v1's 6,000 reads and
 //	                              600 writes, v2's 5 and 5, a minute; 429 without RetryInfo)
 //
@@ -216,7 +217,9 @@
 // principalSet://goog/public:all, never an exception, subject and attribute
 // values that may hold "/", ...) and the v2 permission form
 // SERVICE_FQDN/RESOURCE.ACTION or a permission group (SERVICE_FQDN/*.*,
-// SERVICE_FQDN/RESOURCE.*), a denial condition may call
+// SERVICE_FQDN/RESOURCE.*); an email in a principal must be written in its
+// account's case (lower case, or the case SetKnownPrincipals gave), as IAM
+// refuses a mismatch; a denial condition may call
 // only the resource tag functions (resource.matchTag, ...); an attachment
 // point holds up to 500 deny policies and 500 deny rules in all
 // (https://cloud.google.com/iam/docs/deny-overview). CreatePolicy, UpdatePolicy

@@ -182,9 +182,10 @@ func unmarshalSeed(raw json.RawMessage, m proto.Message) error {
 // (user:EMAIL, group:EMAIL) not among members with INVALID_ARGUMENT "User
 // EMAIL does not exist." ("Group EMAIL ..."), as IAM refuses a member it
 // does not know. Members a policy already holds are not checked again; case
-// does not matter. No members, the default, turns it off: every user and
-// group exists. It panics on a member that is not user:EMAIL or
-// group:EMAIL.
+// does not matter there. A deny policy's email must be written in the case
+// given here (lower case for anyone not listed), as IAM refuses a mismatch.
+// No members, the default, turns it off: every user and group exists. It
+// panics on a member that is not user:EMAIL or group:EMAIL.
 func (s *Server) SetKnownPrincipals(members ...string) {
 	if err := s.knownPrincipals(members); err != nil {
 		panic("iamtest: SetKnownPrincipals: " + err.Error())
@@ -192,16 +193,16 @@ func (s *Server) SetKnownPrincipals(members ...string) {
 }
 
 func (s *Server) knownPrincipals(members []string) error {
-	var known map[string]bool
+	var known map[string]string
 	for _, m := range members {
 		kind, email, _ := strings.Cut(m, ":")
 		if (kind != "user" && kind != "group") || !strings.Contains(email, "@") {
 			return fmt.Errorf("member %q is not user:EMAIL or group:EMAIL", m)
 		}
 		if known == nil {
-			known = map[string]bool{}
+			known = map[string]string{}
 		}
-		known[canonicalMember(m)] = true
+		known[canonicalMember(m)] = m
 	}
 	st := s.state
 	st.mu.Lock()

@@ -44,7 +44,7 @@ type state struct {
 	customRoles     map[string]*customRole     // custom role name -> role (customroles.go)
 	deletedAccounts map[string]*deletedAccount // unique ID -> deleted account (accountwrites.go)
 	heldPerms       map[string][]string        // resource -> the permissions the caller holds (SetCallerPermissions)
-	principals      map[string]bool            // users and groups that exist (SetKnownPrincipals); nil: all
+	principals      map[string]string          // users and groups that exist (SetKnownPrincipals), folded -> as given; nil: all
 }
 
 // written is the policy a resource held before a write, and when the write
