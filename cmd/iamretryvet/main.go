@@ -2,7 +2,8 @@
 // iamretry exists to prevent when calling the Google Cloud IAM API: a blind
 // SetIamPolicy, a write retried alone, a client the Retrier never reaches,
 // stacked gax retries, nested retry owners, an unsafe call replayed by Do,
-// and fixed-sleep retry loops.
+// fixed-sleep retry loops, and a REST client's operation polled with gax's
+// retries on.
 //
 // Run it on its own or as a vet tool:
 //

@@ -44,10 +44,10 @@ func TestAnalyzers(t *testing.T) {
 	analysistest.Run(t, dir, every, "./...")
 }
 
-// TestAll checks the contract of All: the seven analyzers, by name, in
+// TestAll checks the contract of All: the eight analyzers, by name, in
 // order, each valid for a driver.
 func TestAll(t *testing.T) {
-	want := []string{"blindwrite", "writeonlyretry", "unwiredclient", "gaxstacked", "nestedowner", "unsaferetry", "fixedsleep"}
+	want := []string{"blindwrite", "writeonlyretry", "unwiredclient", "gaxstacked", "nestedowner", "unsaferetry", "fixedsleep", "restlropoll"}
 	if len(analyzers.All) != len(want) {
 		t.Fatalf("All has %d analyzers, want %d", len(analyzers.All), len(want))
 	}

@@ -17,7 +17,7 @@ import "golang.org/x/tools/go/analysis"
 
 // All is every analyzer of iamretryvet, in the order of its documentation:
 // blindwrite, writeonlyretry, unwiredclient, gaxstacked, nestedowner,
-// unsaferetry, fixedsleep.
+// unsaferetry, fixedsleep, restlropoll.
 var All = []*analysis.Analyzer{
 	BlindWrite,
 	WriteOnlyRetry,
@@ -26,4 +26,5 @@ var All = []*analysis.Analyzer{
 	NestedOwner,
 	UnsafeRetry,
 	FixedSleep,
+	RESTLROPoll,
 }
