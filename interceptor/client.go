@@ -70,9 +70,10 @@ func NewClient[C any](ctx context.Context, r *Retrier, newClient func(context.Co
 // from opts (cloud-platform scope unless named; no automatic mTLS endpoint:
 // set option.WithEndpoint); opts also reach the constructor, its option
 // validation off. gax's retries are off, its longest timeout bounds each
-// attempt; pass gax.WithRetry(nil) to an operation's Poll and Wait. Bad input
-// (as for NewClient, a client whose Timeout is shorter than r's deadline) gets
-// an error naming it and no client.
+// attempt; pass gax.WithRetry(nil) to an operation's Poll and Wait (its
+// operations client is out of reach; iamretryvet's restlropoll reports a poll
+// without it). Bad input (as for NewClient, a client whose Timeout is shorter
+// than r's deadline) gets an error naming it and no client.
 func NewRESTClient[C any](ctx context.Context, r *Retrier, newClient func(context.Context, ...option.ClientOption) (C, error), opts ...option.ClientOption) (C, error) {
 	var zero C
 	const fn = "NewRESTClient"
