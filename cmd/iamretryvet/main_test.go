@@ -12,13 +12,14 @@ import (
 )
 
 // tool is the iamretryvet binary TestMain builds (without the race
-// detector, whatever the tests run with: it analyzes whole dependency
-// graphs), "" when there is no go command.
+// detector, whatever the tests or GOFLAGS run with: it analyzes whole
+// dependency graphs), "" when there is no go command.
 var tool string
 
 // goEnv is the environment of the go commands and tool runs: the module
-// cache only.
-var goEnv = append(os.Environ(), "GOPROXY=off", "GOFLAGS=-mod=readonly", "GOWORK=off")
+// cache only. GOFLAGS is kept (make test sets -race there, so that the
+// package loads reuse the library tests' race-built dependencies).
+var goEnv = append(os.Environ(), "GOPROXY=off", "GOFLAGS="+strings.TrimSpace(os.Getenv("GOFLAGS")+" -mod=readonly"), "GOWORK=off")
 
 func TestMain(m *testing.M) {
 	os.Exit(func() int {
@@ -30,7 +31,7 @@ func TestMain(m *testing.M) {
 			}
 			defer os.RemoveAll(dir)
 			tool = filepath.Join(dir, "iamretryvet")
-			if out, err := exec.Command("go", "build", "-o", tool, ".").CombinedOutput(); err != nil {
+			if out, err := exec.Command("go", "build", "-race=false", "-o", tool, ".").CombinedOutput(); err != nil {
 				fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
 				return 1
 			}
